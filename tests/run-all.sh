@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The one command that runs every test layer (README.md, .ci/run):
+#   1. gcc build (warnings as errors): unit, fuzz corpus replay, lint, bench quick mode
+#   2. clang build under ASan+UBSan: unit, fuzz replay, and as root the
+#      integration suite in Linux namespaces
+#   3. clang libFuzzer build: a short fuzzing run of every target
+#   4. test-sandbox.sh against the real container image, when it exists
+# and ends with one line "N passed, M failed" summing every layer (TAP
+# subtests count one each; a plain test counts one).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+src=$(pwd)
+out=${BUILD_ROOT:-$src/build}
+fuzz_seconds=${FUZZ_SECONDS:-10}
+
+tools/install-deps.sh || exit 1
+
+status=0
+logs=()
+step() { printf '\n=== %s\n' "$*"; }
+
+setup() { # setup DIR [meson args...]
+	local dir=$1
+	shift
+	if [ -f "$dir/build.ninja" ]; then
+		meson setup --reconfigure "$dir" "$@" >/dev/null || meson setup --wipe "$dir" "$@"
+	else
+		meson setup "$dir" "$@"
+	fi
+}
+
+run_suites() { # run_suites DIR SUITE...
+	local dir=$1
+	shift
+	local args=()
+	for s in "$@"; do args+=(--suite "$s"); done
+	meson test -C "$dir" --print-errorlogs --num-processes 2 "${args[@]}" || status=1
+	logs+=("$dir/meson-logs/testlog.json")
+}
+
+step "gcc build"
+if setup "$out/gcc" && ninja -C "$out/gcc"; then
+	run_suites "$out/gcc" unit fuzz lint bench
+else
+	echo "build failed: gcc" >&2
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+step "clang build with ASan+UBSan"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+if CC=clang setup "$out/asan" -Db_sanitize=address,undefined -Db_lundef=false && ninja -C "$out/asan"; then
+	suites=(unit fuzz)
+	if [ "$(id -u)" -eq 0 ]; then suites+=(root); else echo "not root: skipping the integration suite" >&2; fi
+	run_suites "$out/asan" "${suites[@]}"
+else
+	echo "build failed: asan" >&2
+	status=1
+fi
+
+step "libFuzzer smoke run (${fuzz_seconds}s per target)"
+fuzz_tap=$out/fuzz-run.tap
+if CC=clang setup "$out/fuzz" -Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false -Dintegration=false && ninja -C "$out/fuzz"; then
+	tests/run-fuzz.sh "$out/fuzz" "$fuzz_seconds" | tee "$fuzz_tap" || status=1
+else
+	echo "build failed: fuzz" >&2
+	status=1
+fi
+
+sandbox_tap=$out/test-sandbox.tap
+: >"$sandbox_tap"
+if [ -x ./test-sandbox.sh ]; then
+	step "test-sandbox.sh against the container image"
+	./test-sandbox.sh | tee "$sandbox_tap" || status=1
+fi
+
+step "summary"
+python3 tests/support/count-results.py "${logs[@]}" --tap "$fuzz_tap" "$sandbox_tap" || status=1
+exit $status
