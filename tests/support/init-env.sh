@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034 # PROBE, IE_STATUS and the like are for the sourcing script
 # Sourced by tests/integration/init-*.sh and bench/init-*.sh (after tap.sh).
 # Builds a throwaway "image" and runs sandbox-init in it as PID 1 of fresh
 # pid, mount and network namespaces, the way a container would:
@@ -175,8 +176,9 @@ initenv_start() {
 }
 
 _initenv_child_named() { # PARENT COMM: first child of PARENT whose comm is COMM
-	local c comm
-	for c in $(cat "/proc/$1/task/$1/children" 2>/dev/null); do
+	local c comm kids=()
+	read -ra kids 2>/dev/null <"/proc/$1/task/$1/children" || true
+	for c in "${kids[@]}"; do
 		comm=$(cat "/proc/$c/comm" 2>/dev/null) || continue
 		if [ "$comm" = "$2" ]; then
 			echo "$c"
