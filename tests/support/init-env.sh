@@ -25,12 +25,21 @@
 #   initenv_pid1                       host pid of that sandbox-init (PID 1)
 #   initenv_agent_pid                  host pid of PID 1's child named probe
 #   initenv_wait                       wait for the background run; sets IE_STATUS
-#   initenv_tree_sum DIR               checksum of names, owners, modes,
-#                                      inodes, ctimes and contents under DIR
+#   initenv_tree_sum DIR [NAME...]     checksum of names, owners, modes,
+#                                      inodes, ctimes and contents under DIR,
+#                                      leaving out the top-level NAMEs
 #
-# Knobs: INIT_BIN (default $BUILD_DIR/init/sandbox-init), IE_T0_FILE (when
-# set, the inner shell writes $EPOCHREALTIME there just before exec'ing
-# the capability drop and sandbox-init: the start-up benchmark's origin).
+# Knobs (environment of the sourcing script, read at each run):
+#   INIT_BIN    default $BUILD_DIR/init/sandbox-init
+#   IE_T0_FILE  the inner shell writes $EPOCHREALTIME there just before
+#               exec'ing the capability drop and sandbox-init (the start-up
+#               benchmark's origin)
+#   IE_BINDS    "SRC:DST ..." extra bind mounts in the new root (DST absolute
+#               inside it), e.g. a foreign mount inside the home
+#   IE_NOT_PID1 =1: the inner shell stays PID 1 and runs sandbox-init as its
+#               child (for the not-PID-1 and --test-subreaper cases)
+#   IE_TTY      =1: sandbox-init becomes a session leader with stdin as its
+#               controlling terminal (setsid --ctty), as runc does for -t
 : "${BUILD_DIR:?BUILD_DIR must name the meson build directory}"
 : "${SOURCE_DIR:?SOURCE_DIR must name the source tree}"
 
@@ -102,12 +111,12 @@ initenv_setup() {
 }
 
 # Runs inside the new namespaces as their PID 1 (bash), then execs
-# sandbox-init in its place. Arguments: IE INIT_BIN CAPS T0_FILE NENV
-# VAR=VAL... (NENV of them) ARG...
+# sandbox-init in its place. Arguments: IE INIT_BIN CAPS T0_FILE BINDS
+# MODE NENV VAR=VAL... (NENV of them) ARG...
 _initenv_inner() {
 	set -eu
-	local ie=$1 init=$2 caps=$3 t0=$4 nenv=$5
-	shift 5
+	local ie=$1 init=$2 caps=$3 t0=$4 binds=$5 mode=$6 nenv=$7
+	shift 7
 	local envs=("${@:1:$nenv}")
 	shift "$nenv"
 	local root=$ie/root e
@@ -129,14 +138,27 @@ _initenv_inner() {
 	mount --bind "$ie/workspace" "$root/workspace"
 	mount --bind /tmp "$root/tmp"
 	mount -t proc -o nosuid,nodev,noexec proc "$root/proc"
+	for e in $binds; do
+		mount --bind "${e%%:*}" "$root${e#*:}"
+	done
 	cd "$root"
 	pivot_root . .old
 	umount -l /.old
 	rmdir /.old
 	cd /
+	local drop=(setpriv --nnp --inh-caps=-all --ambient-caps=-all --bounding-set="$caps")
+	case $mode in
+	not-pid1)
+		# Stay PID 1 ourselves; pass sandbox-init's status on.
+		set +e
+		env -i "${envs[@]}" "${drop[@]}" "$init" "$@"
+		exit $?
+		;;
+	tty) drop=(setsid --ctty "${drop[@]}") ;;
+	*) ;;
+	esac
 	[ -z "$t0" ] || printf '%s\n' "$EPOCHREALTIME" >"$t0"
-	exec env -i "${envs[@]}" setpriv --nnp --inh-caps=-all --ambient-caps=-all \
-		--bounding-set="$caps" "$init" "$@"
+	exec env -i "${envs[@]}" "${drop[@]}" "$init" "$@"
 }
 
 # Splits "VAR=VAL... -- ARG..." into _IE_ENV and _IE_ARGS. PATH is the
@@ -155,11 +177,28 @@ _initenv_parse() {
 	_IE_ARGS=("$@")
 }
 
+_initenv_argv() { # the command line that runs sandbox-init, in _IE_ARGV
+	local mode=pid1
+	[ "${IE_NOT_PID1:-}" != 1 ] || mode=not-pid1
+	[ "${IE_TTY:-}" != 1 ] || mode="tty"
+	_IE_ARGV=(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin
+		unshare --pid --mount --net --fork
+		bash -c "$(declare -f _initenv_inner)"'; _initenv_inner "$@"' _initenv_inner
+		"$IE" "$INIT_BIN" "$IE_CAPS" "${IE_T0_FILE:-}" "${IE_BINDS:-}" "$mode"
+		"${#_IE_ENV[@]}" "${_IE_ENV[@]}" "${_IE_ARGS[@]}")
+}
+
 _initenv_exec() {
-	exec env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-		unshare --pid --mount --net --fork \
-		bash -c "$(declare -f _initenv_inner)"'; _initenv_inner "$@"' _initenv_inner \
-		"$IE" "$INIT_BIN" "$IE_CAPS" "${IE_T0_FILE:-}" "${#_IE_ENV[@]}" "${_IE_ENV[@]}" "${_IE_ARGS[@]}"
+	_initenv_argv
+	exec "${_IE_ARGV[@]}"
+}
+
+# initenv_cmd [VAR=VAL...] -- ARG...: prints the run as one shell-quoted
+# command line (for script(1), which takes a command string).
+initenv_cmd() {
+	_initenv_parse "$@"
+	_initenv_argv
+	printf '%q ' "${_IE_ARGV[@]}"
 }
 
 initenv_run() {
@@ -205,11 +244,14 @@ initenv_wait() {
 	IE_UNSHARE_PID=
 }
 
-initenv_tree_sum() { # DIR
+initenv_tree_sum() { # DIR [EXCLUDED-TOP-LEVEL-NAME...]
+	local dir=$1 x prune=()
+	shift
+	for x in "$@"; do prune+=(-path "./$x" -prune -o); done
 	(
-		cd "$1" || exit 1
-		find . -printf '%p %U:%G %m %i %C@ %s %l\n' | LC_ALL=C sort
-		find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum
+		cd "$dir" || exit 1
+		find . "${prune[@]}" -printf '%p %U:%G %m %i %C@ %s %l\n' | LC_ALL=C sort
+		find . "${prune[@]}" -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum
 	) | sha256sum | cut -d' ' -f1
 }
 

@@ -13,8 +13,9 @@
  *                            expectation per NAME instead (see below)
  *   probe workload DIR       git, gcc, make, python3, node, bash job
  *                            control, threads in DIR: step.NAME=ok|...
- *   probe orphans N          N orphans reparented to PID 1, released at
- *                            once; reports whether PID 1 reaped them all
+ *   probe orphans N          N orphans reparented to our parent (PID 1),
+ *                            released at once; reports whether it reaped
+ *                            them all
  *   probe signals            prints got=SIGNAME from=PID per forwarded
  *                            signal; exits 3 after SIGTERM
  *   probe leave-behind FILE  leaves a process behind that records the
@@ -33,6 +34,10 @@
  *                influence, so the control answers EPERM as well; the
  *                filter's rule is proven only by the seccomp unit test
  *                that runs this probe with capabilities.
+ *   blocked-nosys  clone3: its flags live in user memory, out of a seccomp
+ *                filter's reach, so the filter may refuse it as a whole,
+ *                with ENOSYS (glibc then falls back to clone(), whose flags
+ *                the filter does check) or EPERM; never let it through.
  *   allowed      everyday calls the filter must not refuse (not EPERM). */
 #include <errno.h>
 #include <fcntl.h>
@@ -91,6 +96,7 @@
 enum expectation {
 	EXPECT_BLOCKED,
 	EXPECT_BLOCKED_CAP,
+	EXPECT_BLOCKED_NOSYS,
 	EXPECT_ALLOWED,
 	EXPECT_MAX,
 };
@@ -98,6 +104,7 @@ enum expectation {
 static const char *const expectation_names[EXPECT_MAX] = {
 	[EXPECT_BLOCKED] = "blocked",
 	[EXPECT_BLOCKED_CAP] = "blocked-cap",
+	[EXPECT_BLOCKED_NOSYS] = "blocked-nosys",
 	[EXPECT_ALLOWED] = "allowed",
 };
 
@@ -399,8 +406,8 @@ static const struct syscall_case syscall_cases[] = {
 	{ "clone_newipc", EXPECT_BLOCKED, call_clone_newipc },
 	{ "clone_newcgroup", EXPECT_BLOCKED, call_clone_newcgroup },
 	{ "clone_newtime", EXPECT_BLOCKED, call_clone_newtime },
-	{ "clone3_user", EXPECT_BLOCKED, call_clone3_newuser },
-	{ "clone3_newns", EXPECT_BLOCKED, call_clone3_newns },
+	{ "clone3_user", EXPECT_BLOCKED_NOSYS, call_clone3_newuser },
+	{ "clone3_newns", EXPECT_BLOCKED_NOSYS, call_clone3_newns },
 	{ "mount", EXPECT_BLOCKED, call_mount },
 	{ "umount2", EXPECT_BLOCKED, call_umount2 },
 	{ "pivot_root", EXPECT_BLOCKED_CAP, call_pivot_root },
@@ -832,13 +839,15 @@ static int count_zombies(void) {
 }
 
 /* Creates N orphans (double fork; the middle process exits at once, so each
- * grandchild is reparented to PID 1), waits until all show ppid 1, then
+ * grandchild is reparented to our parent: PID 1, or sandbox-init as a child
+ * subreaper), waits until all show that ppid, then
  * releases them together by closing a pipe they block on: PID 1 must reap
  * N exits that arrive at once. Reports what it saw. */
 static int cmd_orphans(int argc, char **argv) {
 	static pid_t orphans[PROBE_MAX_ORPHANS];
 	int hold[2], report[2];
 	long n, reparented = 0, left = 0, deadline;
+	long reaper = (long) getppid();
 
 	if (argc < 1 || parse_long(argv[0], 1, PROBE_MAX_ORPHANS, &n) < 0) {
 		fprintf(stderr, "usage: probe orphans N (1..%d)\n", PROBE_MAX_ORPHANS);
@@ -880,13 +889,13 @@ static int cmd_orphans(int argc, char **argv) {
 		char state;
 		long ppid;
 
-		while (read_proc_state(orphans[i], &state, &ppid) == 0 && ppid != 1 &&
+		while (read_proc_state(orphans[i], &state, &ppid) == 0 && ppid != reaper &&
 		       monotonic_ms() < deadline)
 			(void) usleep(1000);
-		if (read_proc_state(orphans[i], &state, &ppid) == 0 && ppid == 1)
+		if (read_proc_state(orphans[i], &state, &ppid) == 0 && ppid == reaper)
 			reparented++;
 	}
-	printf("orphans=%ld\norphans_reparented=%ld\n", n, reparented);
+	printf("orphans=%ld\nreaper=%ld\norphans_reparented=%ld\n", n, reaper, reparented);
 	printf("zombies_before=%d\n", count_zombies());
 	(void) close(hold[1]);
 
