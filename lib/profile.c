@@ -21,6 +21,82 @@ bool profile_name_valid(const char *name)
 	return n > 0;
 }
 
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* Length of the RFC 8259 number at s[0..len), or 0 if there is none:
+ * -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+static size_t number_len(const char *s, size_t len)
+{
+	size_t j = 0;
+
+	if (j < len && s[j] == '-')
+		j++;
+	if (j >= len || !is_digit(s[j]))
+		return 0;
+	if (s[j] == '0')
+		j++;
+	else
+		while (j < len && is_digit(s[j]))
+			j++;
+	if (j < len && s[j] == '.') {
+		j++;
+		if (j >= len || !is_digit(s[j]))
+			return 0;
+		while (j < len && is_digit(s[j]))
+			j++;
+	}
+	if (j < len && (s[j] == 'e' || s[j] == 'E')) {
+		j++;
+		if (j < len && (s[j] == '+' || s[j] == '-'))
+			j++;
+		if (j >= len || !is_digit(s[j]))
+			return 0;
+		while (j < len && is_digit(s[j]))
+			j++;
+	}
+	return j;
+}
+
+/* json-c accepts more than JSON even in strict mode (single-quoted
+ * strings, NaN, Infinity, "1.", raw control characters in strings).
+ * Claude Code reads the file with a standard JSON parser and would ignore
+ * settings it cannot parse, which would silently undo the lock, so these
+ * are refused here: outside strings only structural characters, white
+ * space, RFC 8259 numbers and the letters of true/false/null may appear
+ * (json-c checks the words themselves). */
+static bool lexically_strict(const char *buf, size_t len)
+{
+	bool in_string = false;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = buf[i];
+
+		if (in_string) {
+			if (c == '\\')
+				i++; /* json-c validates the escape itself */
+			else if (c == '"')
+				in_string = false;
+			else if ((unsigned char)c < 0x20)
+				return false;
+			continue;
+		}
+		if (c == '"') {
+			in_string = true;
+		} else if (c == '-' || is_digit(c)) {
+			size_t n = number_len(buf + i, len - i);
+			if (n == 0)
+				return false;
+			i += n - 1;
+		} else if (!c || !strchr(" \t\r\n{}[]:,truefalsn", c)) {
+			return false;
+		}
+	}
+	return true;
+}
+
 int profile_check_json(const char *buf, size_t len, const char **reterr)
 {
 	struct json_tokener *tok;
@@ -36,6 +112,11 @@ int profile_check_json(const char *buf, size_t len, const char **reterr)
 			*reterr = "NUL byte in profile";
 		return -EINVAL;
 	}
+	if (!lexically_strict(buf, len)) {
+		if (reterr)
+			*reterr = "not strict JSON (single quotes, NaN, Infinity, bad number or control character)";
+		return -EINVAL;
+	}
 	tok = json_tokener_new();
 	if (!tok)
 		return -ENOMEM;
@@ -45,7 +126,9 @@ int profile_check_json(const char *buf, size_t len, const char **reterr)
 	used = json_tokener_get_parse_end(tok);
 	if (!obj) {
 		if (reterr)
-			*reterr = jerr == json_tokener_continue ? "truncated JSON" : json_tokener_error_desc(jerr);
+			*reterr = jerr == json_tokener_continue ? "truncated JSON"
+				  : jerr == json_tokener_success ? "top level is not a JSON object"
+								 : json_tokener_error_desc(jerr);
 		r = -EINVAL;
 	} else if (!json_object_is_type(obj, json_type_object)) {
 		if (reterr)
