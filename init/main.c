@@ -5,7 +5,6 @@
  * with the step's code from lib/exitcodes.h after one "sandbox-init: STEP:
  * REASON" line; after it, PID 1 only logs and carries on until the agent
  * exits. */
-#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +13,7 @@
 #include "homeown.h"
 #include "log.h"
 #include "loop.h"
+#include "memtrim.h"
 #include "privdrop.h"
 #include "reaper.h"
 #include "seccomp_filter.h"
@@ -87,12 +87,12 @@ int main(int argc, char **argv)
 	if (filter)
 		seccomp_release(filter);
 	config_free(&cfg);
-	(void)malloc_trim(0);
 
 	/* 7. PID 1 keeps only CAP_KILL (plus what step 3 registered), then
 	 *    reaps, forwards signals and exits with the agent's status. */
 	r = privdrop_pid1(cfg.pid1_keep_caps);
 	if (r < 0)
 		log_error_errno(r, "Cannot drop PID 1's capabilities: %s, continuing", strerror(-(r)));
+	memtrim_after_startup();
 	return loop_run(&loop);
 }

@@ -44,11 +44,10 @@ static int move_dir_aside(int dirfd, const char *name)
 	return 0;
 }
 
-/* Writes name in dirfd as root:root 0444 with exactly buf, replacing
- * whatever is there (a file, a symlink itself, or a directory moved aside),
- * then re-opens it without following and checks owner, mode, links and
- * bytes. where is for messages. */
-static int install_file(int dirfd, const char *where, const char *name, const char *buf, size_t len)
+/* 0 if dirfd/name, opened without following, is a root:root 0444
+ * single-link regular file holding exactly buf; else a negative errno
+ * (-EUCLEAN: present but not exactly right). */
+static int check_file(int dirfd, const char *name, const char *buf, size_t len)
 {
 	_cleanup_free_ char *back = NULL;
 	_cleanup_close_ int fd = -1;
@@ -56,6 +55,36 @@ static int install_file(int dirfd, const char *where, const char *name, const ch
 	struct stat st;
 	int r;
 
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || st.st_gid != 0 ||
+	    (st.st_mode & 07777) != SETTINGS_FILE_MODE || st.st_nlink != 1)
+		return -EUCLEAN;
+	r = fileio_read_fd(fd, len + 1, &back, &back_len);
+	if (r == -EFBIG)
+		return -EUCLEAN;
+	if (r < 0)
+		return r;
+	if (back_len != len || memcmp(back, buf, len) != 0)
+		return -EUCLEAN;
+	return 0;
+}
+
+/* Makes name in dirfd a root:root 0444 file with exactly buf, whatever
+ * is there (a file, a symlink itself, or a directory moved aside), then
+ * checks it again. A file that is already exactly right is left alone:
+ * rewriting identical bytes and attributes would only cost fsyncs at every
+ * start. where is for messages. */
+static int install_file(int dirfd, const char *where, const char *name, const char *buf, size_t len)
+{
+	struct stat st;
+	int r;
+
+	if (check_file(dirfd, name, buf, len) == 0)
+		return 0;
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
 		r = move_dir_aside(dirfd, name);
 		if (r < 0)
@@ -64,19 +93,12 @@ static int install_file(int dirfd, const char *where, const char *name, const ch
 	r = fileio_replace(dirfd, name, buf, len, SETTINGS_FILE_MODE, 0, 0);
 	if (r < 0)
 		return init_fail("settings", r, "cannot install %s/%s", where, name);
-
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0)
-		return init_fail("settings", -errno, "cannot re-open %s/%s", where, name);
-	if (fstat(fd, &st) < 0)
-		return init_fail("settings", -errno, "cannot stat %s/%s", where, name);
-	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || st.st_gid != 0 ||
-	    (st.st_mode & 07777) != SETTINGS_FILE_MODE || st.st_nlink != 1)
-		return init_fail("settings", 0, "%s/%s is not a root:root %04o file after installing it", where,
-				 name, SETTINGS_FILE_MODE);
-	r = fileio_read_fd(fd, len + 1, &back, &back_len);
-	if (r < 0 || back_len != len || memcmp(back, buf, len) != 0)
-		return init_fail("settings", r < 0 ? r : 0, "%s/%s does not hold the profile's bytes", where, name);
+	r = check_file(dirfd, name, buf, len);
+	if (r == -EUCLEAN)
+		return init_fail("settings", 0, "%s/%s is not a root:root %04o file with the profile's bytes after installing it",
+				 where, name, SETTINGS_FILE_MODE);
+	if (r < 0)
+		return init_fail("settings", r, "cannot verify %s/%s", where, name);
 	return 0;
 }
 
