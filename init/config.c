@@ -224,11 +224,18 @@ int config_print_plan(const struct init_config *cfg)
 		(void)printf("seccomp: off\n");
 		return 0;
 	}
-	(void)printf("seccomp: on, %zu rules\n", n_rules);
+	(void)printf("seccomp: on, %zu rules on %zu syscalls, default allow, x32 and other foreign ABIs refused\n",
+		     n_rules, seccomp_rules_count_syscalls());
+	/* One name per syscall; "(args)": refused only for some arguments. */
 	(void)printf("seccomp denied:");
-	for (size_t i = 0; i < n_rules; i++)
-		if (i == 0 || strcmp(rules[i].name, rules[i - 1].name) != 0)
-			(void)printf(" %s", rules[i].name);
+	for (size_t i = 0; i < n_rules; i++) {
+		if (i > 0 && strcmp(rules[i].name, rules[i - 1].name) == 0)
+			continue;
+		(void)printf(" %s%s", rules[i].name,
+			     rules[i].action == SECCOMP_RULE_ENOSYS ? "(ENOSYS)"
+			     : rules[i].n_conds > 0		     ? "(args)"
+								     : "");
+	}
 	(void)printf("\n");
 	return 0;
 }
