@@ -47,6 +47,13 @@ int signals_setup(struct signals *s, bool test_subreaper)
 		return init_fail("signals", -EINVAL, "cannot build the signal mask");
 	if (sigprocmask(SIG_BLOCK, &mask, &s->saved_mask) < 0)
 		return init_fail("signals", -errno, "cannot block signals");
+	/* Whoever started us may have ignored signals (SIG_IGN survives
+	 * execve and would pass on to the agent, e.g. a SIGINT-deaf agent):
+	 * start from the defaults, now that everything we handle is blocked
+	 * and no default action can run in PID 1. EINVAL: SIGKILL, SIGSTOP
+	 * and glibc's reserved real-time signals cannot be changed. */
+	for (int sig = 1; sig < NSIG; sig++)
+		(void)signal(sig, SIG_DFL);
 	s->fd = signalfd(-1, &readable, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (s->fd < 0)
 		return init_fail("signals", -errno, "cannot create the signalfd");
