@@ -40,6 +40,9 @@
 #               child (for the not-PID-1 and --test-subreaper cases)
 #   IE_TTY      =1: sandbox-init becomes a session leader with stdin as its
 #               controlling terminal (setsid --ctty), as runc does for -t
+#   IE_SIGIGN   =1: sandbox-init starts with SIGINT, SIGQUIT and SIGPIPE
+#               ignored (SIG_IGN survives execve), as under a launcher
+#               started from a background job or by nohup
 : "${BUILD_DIR:?BUILD_DIR must name the meson build directory}"
 : "${SOURCE_DIR:?SOURCE_DIR must name the source tree}"
 
@@ -147,7 +150,8 @@ _initenv_inner() {
 	rmdir /.old
 	cd /
 	local drop=(setpriv --nnp --inh-caps=-all --ambient-caps=-all --bounding-set="$caps")
-	case $mode in
+	case $mode in *+sigign) trap '' INT QUIT PIPE ;; *) ;; esac
+	case ${mode%+sigign} in
 	not-pid1)
 		# Stay PID 1 ourselves; pass sandbox-init's status on.
 		set +e
@@ -181,6 +185,7 @@ _initenv_argv() { # the command line that runs sandbox-init, in _IE_ARGV
 	local mode=pid1
 	[ "${IE_NOT_PID1:-}" != 1 ] || mode=not-pid1
 	[ "${IE_TTY:-}" != 1 ] || mode="tty"
+	[ "${IE_SIGIGN:-}" != 1 ] || mode+="+sigign"
 	_IE_ARGV=(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin
 		unshare --pid --mount --net --fork
 		bash -c "$(declare -f _initenv_inner)"'; _initenv_inner "$@"' _initenv_inner
@@ -254,6 +259,15 @@ initenv_tree_sum() { # DIR [EXCLUDED-TOP-LEVEL-NAME...]
 		find . "${prune[@]}" -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum
 	) | sha256sum | cut -d' ' -f1
 }
+
+# tap.sh documents check() but does not define it (yet): same contract.
+if ! declare -F check >/dev/null; then
+	check() { # check NAME TEST-EXPRESSION...
+		local name=$1
+		shift
+		ok "$name" test "$@"
+	}
+fi
 
 # kv FILE KEY: the value of the first KEY=... line in FILE.
 kv() {
