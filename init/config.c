@@ -78,7 +78,9 @@ int config_parse_args(struct init_config *cfg, int argc, char **argv)
 			(void)printf("sandbox-init " CS_VERSION "\n");
 			return 1;
 		case '?':
-			if (optopt)
+			/* optopt is a short option's letter, or a long option's
+			 * value (>= 0x100) when its argument is missing. */
+			if (optopt > 0 && optopt < 0x80)
 				return init_fail("usage", 0, "unknown option or missing argument: '-%c' (see --help)", optopt);
 			return init_fail("usage", 0, "unknown option or missing argument: '%s' (see --help)",
 					 argv[optind - 1]);
