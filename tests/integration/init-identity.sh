@@ -57,6 +57,10 @@ check "group keeps mode 0644 root:root" "$(stat -c %a:%U:%G "$IE/etc/group")" = 
 check "home is owned 2345:2345" "$(stat -c %u:%g "$IE/home/devuser")" = 2345:2345
 check "home files are owned 2345:2345" "$(stat -c %u:%g "$IE/home/devuser/.profile")" = 2345:2345
 
+# The agent cannot signal or trace PID 1 (root, in another session).
+ok "the agent cannot signal PID 1" initenv_run HOST_UID=2345 HOST_GID=2345 -- /bin/sh -c '! kill -TERM 1 2>/dev/null'
+ok "the agent cannot read PID 1's memory" initenv_run HOST_UID=2345 HOST_GID=2345 -- /bin/sh -c '! head -c1 /proc/1/mem 2>/dev/null'
+
 # Without HOST_UID/HOST_GID: devuser's current ids (now 2345).
 st=0
 initenv_run -- "$PROBE" report >"$out" 2>"$err" || st=$?

@@ -229,6 +229,8 @@ static long call_ptrace_traceme(void) { return syscall(SYS_ptrace, PTRACE_TRACEM
 static long call_ptrace_attach(void) {
 	return syscall(SYS_ptrace, PTRACE_ATTACH, PROBE_NO_SUCH_PID, 0, 0);
 }
+/* A bad pidfd: EBADF without the filter. */
+static long call_pidfd_getfd(void) { return syscall(SYS_pidfd_getfd, -1, 0, 0U); }
 /* Own memory: allowed without the filter. */
 static long call_process_vm_readv(void) {
 	char src[8] = "probe", dst[8];
@@ -421,6 +423,7 @@ static const struct syscall_case syscall_cases[] = {
 	{ "mount_setattr", EXPECT_BLOCKED, call_mount_setattr },
 	{ "ptrace_traceme", EXPECT_BLOCKED, call_ptrace_traceme },
 	{ "ptrace_attach", EXPECT_BLOCKED, call_ptrace_attach },
+	{ "pidfd_getfd", EXPECT_BLOCKED, call_pidfd_getfd },
 	{ "process_vm_readv", EXPECT_BLOCKED, call_process_vm_readv },
 	{ "process_vm_writev", EXPECT_BLOCKED, call_process_vm_writev },
 	{ "bpf", EXPECT_BLOCKED, call_bpf },
