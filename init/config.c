@@ -113,6 +113,7 @@ static int env_id(const char *var, bool *ret_set, unsigned *ret)
 static int load_identity(struct init_config *cfg)
 {
 	struct userdb_user u;
+	const char *why = NULL;
 	char group[IDS_NAME_MAX + 1];
 	unsigned uid, gid;
 	int r;
@@ -159,9 +160,8 @@ static int load_identity(struct init_config *cfg)
 		return init_fail("identity", 0, "no free ID to move the accounts holding %u:%u", uid, gid);
 	if (r < 0)
 		return init_fail("identity", r, "cannot remap " INIT_USER " to %u:%u", uid, gid);
-	if (cfg->remap.home[0] != '/' || strcmp(cfg->remap.home, "/") == 0)
-		return init_fail("identity", 0, INIT_USER "'s home '%s' is not an absolute path below /",
-				 cfg->remap.home);
+	if (!userdb_home_is_safe(cfg->remap.home, &why))
+		return init_fail("identity", 0, INIT_USER "'s home '%s' is refused: %s", cfg->remap.home, why);
 	return 0;
 }
 
