@@ -78,6 +78,26 @@ grep -v '^devuser:' "$IE/out/passwd.keep" >"$IE/etc/passwd"
 fails "image without devuser" 112 HOST_UID=1001 HOST_GID=1001 -- "$PROBE" report
 cp -a "$IE/out/passwd.keep" "$IE/etc/passwd"
 
+# A container started without a capability a step needs: that step fails
+# closed (never an agent with ids or capability sets half dropped).
+full_caps=$IE_CAPS
+IE_CAPS=${full_caps/,+setuid/} fails "no CAP_SETUID: privilege drop" 118 HOST_UID=1001 HOST_GID=1001 -- "$PROBE" report
+IE_CAPS=${full_caps/,+setgid/} fails "no CAP_SETGID: privilege drop" 118 HOST_UID=1001 HOST_GID=1001 -- "$PROBE" report
+IE_CAPS=${full_caps/,+setpcap/} fails "no CAP_SETPCAP (bounding set cannot be cleared)" 118 HOST_UID=1001 HOST_GID=1001 -- "$PROBE" report
+# Here the identity step before it has completed (passwd/group rewritten)
+# and the walk's stamp is invalidated first: owners and modes in the home
+# must be as they were.
+owners() { (cd "$IE/home" && find . ! -name .code-sandbox-owner -printf '%p %U:%G %m\n' | LC_ALL=C sort); }
+home_before=$(owners)
+st=0
+IE_CAPS=${full_caps/,+chown/} initenv_run HOST_UID=1777 HOST_GID=1777 -- "$PROBE" report \
+	>"$IE/out/f.out" 2>"$IE/out/f.err" || st=$?
+check "no CAP_CHOWN with a home to re-own: exit 115 ($st)" "$st" -eq 115
+check "no CAP_CHOWN: one 'sandbox-init: ' line" "$(grep -c '^sandbox-init: ' "$IE/out/f.err")" -eq 1
+grep '^sandbox-init: ' "$IE/out/f.err" | head -n 1 | sed 's/^/#   /'
+check "no CAP_CHOWN: the agent never ran" ! -s "$IE/out/f.out"
+check "no CAP_CHOWN: owners and modes in /home unchanged" "$(owners)" = "$home_before"
+
 # After all that, a normal start still works.
 st=0
 initenv_run HOST_UID=1001 HOST_GID=1001 -- "$PROBE" exit 0 >/dev/null 2>"$IE/out/err" || st=$?
