@@ -78,6 +78,24 @@ grep -v '^devuser:' "$IE/out/passwd.keep" >"$IE/etc/passwd"
 fails "image without devuser" 112 HOST_UID=1001 HOST_GID=1001 -- "$PROBE" report
 cp -a "$IE/out/passwd.keep" "$IE/etc/passwd"
 
+# devuser's home, from the image's passwd, must be a plain directory of its
+# own: never /, a system directory, /workspace or a pseudo file system (the
+# walk would re-own it all).
+set_home() { awk -F: -v OFS=: -v h="$1" '$1 == "devuser" {$6 = h} {print}' "$IE/out/passwd.keep" >"$IE/etc/passwd"; }
+for bad in / /etc /usr /workspace /workspace/sub /proc/1 /sys /dev /home/../etc /home/devuser/ relative/home ""; do
+	set_home "$bad"
+	fails "devuser's home '$bad'" 112 HOST_UID=1001 HOST_GID=1001 -- "$PROBE" report
+done
+mkdir -p "$IE/home/alt"
+set_home /home/alt
+st=0
+initenv_run HOST_UID=1001 HOST_GID=1001 -- "$PROBE" report >"$IE/out/alt" 2>"$IE/out/alt.err" || st=$?
+check "another home under /home is used: HOME=$(kv "$IE/out/alt" env.HOME) (status $st)" \
+	"$st:$(kv "$IE/out/alt" env.HOME)" = 0:/home/alt
+check "that home is re-owned to devuser" "$(stat -c %u:%g "$IE/home/alt")" = 1001:1001
+check "its settings are mirrored there" "$(stat -c %U:%a "$IE/home/alt/.claude/settings.json" 2>&1)" = root:444
+cp -a "$IE/out/passwd.keep" "$IE/etc/passwd"
+
 # A container started without a capability a step needs: that step fails
 # closed (never an agent with ids or capability sets half dropped).
 full_caps=$IE_CAPS

@@ -112,4 +112,18 @@ wrong=$(cd "$h" && find . \( -path ./mnt -o -path ./.claude -o -path ./.code-san
 check "a forged stamp is ignored: the home is re-owned to 3001:3001 (wrong: ${wrong//$'\n'/ })" -z "$wrong"
 check "the mount inside the home is still not crossed" "$(initenv_tree_sum "$IE/foreign")" = "$foreign_before"
 check "/workspace is still unchanged" "$(initenv_tree_sum "$IE/workspace")" = "$ws_before"
+
+# The home itself replaced by a symlink (to a root-owned directory): the
+# walk opens it with O_NOFOLLOW, so it must fail, not re-own the target.
+mv "$h" "$IE/home/devuser.real"
+mkdir -m 0755 "$ext/target-dir"
+printf 'x\n' >"$ext/target-dir/file"
+ln -s "$ext/target-dir" "$h"
+target_before=$(initenv_tree_sum "$ext/target-dir")
+st=0
+initenv_run HOST_UID=3002 HOST_GID=3002 -- "$PROBE" report >"$IE/out/r" 2>"$IE/out/run.err" || st=$?
+check "a home that is a symlink: the start fails with 115 ($st)" "$st" -eq 115
+check "a home that is a symlink: the agent never ran" ! -s "$IE/out/r"
+check "a home that is a symlink: its target is untouched" "$(initenv_tree_sum "$ext/target-dir")" = "$target_before"
+grep '^sandbox-init: ' "$IE/out/run.err" | head -n 1 | sed 's/^/#   /'
 tap_done
