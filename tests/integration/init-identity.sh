@@ -70,7 +70,7 @@ check "without HOST_UID/HOST_GID the agent keeps devuser's ids ($(kv "$out" uid)
 # PID 1 while the agent runs: only CAP_KILL (bit 5), one thread.
 # sandbox-init itself starts with SIGINT, SIGQUIT and SIGPIPE ignored.
 IE_SIGIGN=1 initenv_start HOST_UID=2345 HOST_GID=2345 -- "$PROBE" sleep 60 >"$out" 2>"$err"
-if wait_until 20 grep -q '^sleeping=' "$out" && p1=$(initenv_pid1); then
+if wait_until 20 grep -q '^sleeping=' "$out" && wait_until 10 initenv_pid1_idle && p1=$(initenv_pid1); then
 	check "PID 1 CapEff is CAP_KILL only ($(awk '/^CapEff/ {print $2}' "/proc/$p1/status"))" \
 		"$(awk '/^CapEff/ {print $2}' "/proc/$p1/status")" = 0000000000000020
 	check "PID 1 CapPrm is CAP_KILL only ($(awk '/^CapPrm/ {print $2}' "/proc/$p1/status"))" \
