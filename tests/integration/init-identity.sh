@@ -61,6 +61,16 @@ check "home files are owned 2345:2345" "$(stat -c %u:%g "$IE/home/devuser/.profi
 ok "the agent cannot signal PID 1" initenv_run HOST_UID=2345 HOST_GID=2345 -- /bin/sh -c '! kill -TERM 1 2>/dev/null'
 ok "the agent cannot read PID 1's memory" initenv_run HOST_UID=2345 HOST_GID=2345 -- /bin/sh -c '! head -c1 /proc/1/mem 2>/dev/null'
 
+# NoNewPrivs in effect: a setuid-root program gives the agent nothing. The
+# control runs the same program as an ordinary uid without sandbox-init.
+cp "$PROBE" "$IE/bin/probe-suid"
+chmod 4755 "$IE/bin/probe-suid"
+ctl=$(setpriv --reuid 2345 --regid 2345 --clear-groups "$IE/bin/probe-suid" report 2>/dev/null | sed -n 's/^euid=//p')
+check "control: the setuid-root program runs as euid 0 for an ordinary uid ($ctl)" "$ctl" = 0
+initenv_run HOST_UID=2345 HOST_GID=2345 -- "$IE/bin/probe-suid" report >"$IE/out/suid" 2>/dev/null
+check "as the agent it does not gain euid 0 ($(kv "$IE/out/suid" euid))" "$(kv "$IE/out/suid" euid)" = 2345
+check "as the agent it gains no capability ($(kv "$IE/out/suid" CapEff))" "$(kv "$IE/out/suid" CapEff)" = 0000000000000000
+
 # Without HOST_UID/HOST_GID: devuser's current ids (now 2345).
 st=0
 initenv_run -- "$PROBE" report >"$out" 2>"$err" || st=$?
