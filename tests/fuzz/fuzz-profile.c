@@ -31,8 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)profile_name_valid(copy);
 	if (envclean_build(env, &u, &out) == 0) {
 		for (char **e = out; *e; e++)
-			if (envclean_is_dropped(*e) && strncmp(*e, "HOME=", 5) && strncmp(*e, "USER=", 5) &&
-			    strncmp(*e, "LOGNAME=", 8) && strncmp(*e, "SHELL=", 6))
+			if (envclean_is_dropped(*e) && strncmp(*e, "HOME=", 5) != 0 && strncmp(*e, "USER=", 5) != 0 &&
+			    strncmp(*e, "LOGNAME=", 8) != 0 && strncmp(*e, "SHELL=", 6) != 0)
 				abort(); /* a dropped variable got through */
 		free(out);
 	}
