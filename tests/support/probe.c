@@ -18,8 +18,10 @@
  *                            them all
  *   probe signals            prints got=SIGNAME from=PID per forwarded
  *                            signal; exits 3 after SIGTERM
- *   probe leave-behind FILE  leaves a process behind that records the
- *                            signals it gets in FILE, then exits 7
+ *   probe leave-behind FILE [ignore-term]
+ *                            leaves a process behind that records the
+ *                            SIGTERM it gets in FILE (or ignores it), then
+ *                            exits 7
  *   probe exit N | kill-self SIGNAL | sleep [SECONDS] | now
  *
  * Expectations (probe syscalls --expect):
@@ -31,9 +33,11 @@
  *                that the filter, not a missing capability, refuses it.
  *   blocked-cap  the filter must answer EPERM, but the kernel checks a
  *                capability before anything an unprivileged caller can
- *                influence, so the control answers EPERM as well; the
- *                filter's rule is proven only by the seccomp unit test
- *                that runs this probe with capabilities.
+ *                influence, so the unprivileged control answers EPERM as
+ *                well. tests/support/seccomp-replay runs this probe as root
+ *                with every capability under the agent's own filter (read
+ *                back from the kernel) and without it: there the two
+ *                differ for every blocked case, these included.
  *   blocked-nosys  clone3: its flags live in user memory, out of a seccomp
  *                filter's reach, so the filter may refuse it as a whole,
  *                with ENOSYS (glibc then falls back to clone(), whose flags
@@ -90,6 +94,8 @@
 /* clone() with CLONE_SIGHAND but without CLONE_VM is EINVAL in
  * copy_process() before copy_namespaces() checks any capability. */
 #define PROBE_BAD_CLONE_FLAG CLONE_SIGHAND
+/* Not a KEXEC_* flag: EINVAL for root, after the CAP_SYS_BOOT check. */
+#define PROBE_BAD_KEXEC_FLAGS 0x00f00000UL
 #define PROBE_X32_GETPID 39
 #define PROBE_X32_UNSHARE 272
 
@@ -297,15 +303,24 @@ static long call_io_uring_register(void)
 }
 
 /* kexec and modules: capable() is the first check in each (a kernel built
- * without kexec or module support answers ENOSYS instead). */
-static long call_kexec_load(void) { return syscall(SYS_kexec_load, 0UL, 0UL, NULL, 0UL); }
+ * without kexec or module support answers ENOSYS instead). The arguments
+ * are invalid even for root, so that the privileged control run
+ * (seccomp-replay's) changes nothing: an unknown kexec flag, no module
+ * image, a bad fd, a module name nobody uses. */
+static long call_kexec_load(void)
+{
+	return syscall(SYS_kexec_load, 0UL, 0UL, NULL, PROBE_BAD_KEXEC_FLAGS);
+}
 static long call_kexec_file_load(void)
 {
 	return syscall(SYS_kexec_file_load, -1, -1, 0UL, "", 0UL);
 }
 static long call_init_module(void) { return syscall(SYS_init_module, NULL, 0UL, ""); }
 static long call_finit_module(void) { return syscall(SYS_finit_module, -1, "", 0); }
-static long call_delete_module(void) { return syscall(SYS_delete_module, "probe", 0U); }
+static long call_delete_module(void)
+{
+	return syscall(SYS_delete_module, "cs_probe_no_such_module", 0U);
+}
 /* An unreadable handle pointer: EFAULT since Linux 6.10 moved the
  * CAP_DAC_READ_SEARCH check after copying the handle. */
 static long call_open_by_handle_at(void)
@@ -1015,9 +1030,9 @@ static void leftover_handler(int sig)
 }
 
 /* Leaves a child behind (in its own session, so it is not the agent's
- * process group) that writes each signal it receives to FILE; exits 7 once
- * the child has said it is ready. With "ignore-term" the child ignores
- * SIGTERM, so only SIGKILL ends it. */
+ * process group) that records the SIGTERM it receives in FILE and exits;
+ * exits 7 once the child has said it is ready. With "ignore-term" the child
+ * ignores SIGTERM, so only SIGKILL ends it. */
 static int cmd_leave_behind(int argc, char **argv)
 {
 	int ready[2];
@@ -1037,20 +1052,27 @@ static int cmd_leave_behind(int argc, char **argv)
 		struct sigaction sa = { .sa_handler = leftover_handler };
 		bool ignore = argc > 1 && strcmp(argv[1], "ignore-term") == 0;
 		int fd = open(argv[0], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		sigset_t term, none;
 
 		if (fd < 0)
 			_exit(1);
 		(void) setsid();
 		if (ignore)
 			sa.sa_handler = SIG_IGN;
+		/* SIGTERM stays blocked except inside sigsuspend(): one that
+		 * arrives before we wait is kept pending, not lost. */
+		(void) sigemptyset(&term);
+		(void) sigaddset(&term, SIGTERM);
+		(void) sigemptyset(&none);
+		(void) sigprocmask(SIG_BLOCK, &term, NULL);
 		(void) sigaction(SIGTERM, &sa, NULL);
 		(void) close(ready[0]);
 		(void) close(ready[1]);
 		for (;;) {
-			(void) pause();
+			(void) sigsuspend(&none);
 			if (leftover_got) {
 				dprintf(fd, "got=SIG%s\n", sigabbrev_np(leftover_got));
-				leftover_got = 0;
+				_exit(0);
 			}
 		}
 	}
