@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Resident memory of sandbox-init as PID 1 while the agent idles: VmRSS of
-# /proc/PID/status, read from outside the namespace (the largest of 10
-# samples over a second). Target: under 2 MiB.
+# /proc/PID/status, read from outside the namespace once PID 1 waits in its
+# poll loop (the largest of 10 samples over a second). Target: under 2 MiB.
 #   bench/init-rss.sh [--quick]      (root; BUILD_DIR = a non-ASan build)
 # --quick: one sample, only checks that it works (an ASan build is far
 # larger by design).
@@ -24,7 +24,8 @@ initenv_setup
 samples=10
 [ "$quick" = 0 ] || samples=1
 initenv_start HOST_UID="$IE_DEV_UID" HOST_GID="$IE_DEV_GID" -- "$PROBE" sleep 120 >"$IE/out/sleep" 2>"$IE/out/err"
-if ! wait_until 20 grep -q '^sleeping=' "$IE/out/sleep" || ! p1=$(initenv_pid1); then
+if ! wait_until 20 grep -q '^sleeping=' "$IE/out/sleep" || ! wait_until 10 initenv_pid1_idle ||
+	! p1=$(initenv_pid1); then
 	echo "the agent did not start:" >&2
 	cat "$IE/out/err" >&2
 	exit 1

@@ -78,7 +78,9 @@ int config_parse_args(struct init_config *cfg, int argc, char **argv)
 			(void)printf("sandbox-init " CS_VERSION "\n");
 			return 1;
 		case '?':
-			if (optopt)
+			/* optopt is a short option's letter, or a long option's
+			 * value (>= 0x100) when its argument is missing. */
+			if (optopt > 0 && optopt < 0x80)
 				return init_fail("usage", 0, "unknown option or missing argument: '-%c' (see --help)", optopt);
 			return init_fail("usage", 0, "unknown option or missing argument: '%s' (see --help)",
 					 argv[optind - 1]);
@@ -111,6 +113,7 @@ static int env_id(const char *var, bool *ret_set, unsigned *ret)
 static int load_identity(struct init_config *cfg)
 {
 	struct userdb_user u;
+	const char *why = NULL;
 	char group[IDS_NAME_MAX + 1];
 	unsigned uid, gid;
 	int r;
@@ -157,9 +160,8 @@ static int load_identity(struct init_config *cfg)
 		return init_fail("identity", 0, "no free ID to move the accounts holding %u:%u", uid, gid);
 	if (r < 0)
 		return init_fail("identity", r, "cannot remap " INIT_USER " to %u:%u", uid, gid);
-	if (cfg->remap.home[0] != '/' || strcmp(cfg->remap.home, "/") == 0)
-		return init_fail("identity", 0, INIT_USER "'s home '%s' is not an absolute path below /",
-				 cfg->remap.home);
+	if (!userdb_home_is_safe(cfg->remap.home, &why))
+		return init_fail("identity", 0, INIT_USER "'s home '%s' is refused: %s", cfg->remap.home, why);
 	return 0;
 }
 

@@ -15,6 +15,8 @@
 #include "macros.h"
 
 #define TEMP_ATTEMPTS 16
+/* ".cs-tmp-" + 16 hex digits + NUL. */
+#define TEMP_NAME_MAX 32
 
 int fileio_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len)
 {
@@ -82,7 +84,7 @@ static int write_all(int fd, const void *buf, size_t len)
 int fileio_replace(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
 		   uid_t uid, gid_t gid)
 {
-	char tmp[64];
+	char tmp[TEMP_NAME_MAX];
 	_cleanup_close_ int fd = -1;
 	int r;
 

@@ -26,22 +26,18 @@ static struct init_config cfg;
 static struct signals sigs;
 static struct loop loop;
 static struct reaper reaper;
+static scmp_filter_ctx filter;
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
-	scmp_filter_ctx filter = NULL;
 	pid_t agent;
 	int r, code;
 
-	log_setup("sandbox-init");
 	r = config_parse_args(&cfg, argc, argv);
 	if (r != 0)
 		return r > 0 ? 0 : EXIT_INIT_USAGE;
-	if (cfg.check) {
-		r = config_load(&cfg) < 0 ? EXIT_INIT_CONFIG : config_print_plan(&cfg);
-		config_free(&cfg);
-		return r;
-	}
+	if (cfg.check)
+		return config_load(&cfg) < 0 ? EXIT_INIT_CONFIG : config_print_plan(&cfg);
 
 	/* 1. Signals into a signalfd; run as PID 1, or as a subreaper for tests. */
 	if (signals_setup(&sigs, cfg.test_subreaper) < 0)
@@ -84,8 +80,8 @@ int main(int argc, char **argv)
 		return code;
 	reaper_set_agent(&reaper, agent);
 	/* From here on PID 1 never exits before the agent does. */
-	if (filter)
-		seccomp_release(filter);
+	seccomp_release(filter);
+	filter = NULL;
 	config_free(&cfg);
 
 	/* 7. PID 1 keeps only CAP_KILL (plus what step 3 registered), then
@@ -95,4 +91,16 @@ int main(int argc, char **argv)
 		log_error_errno(r, "Cannot drop PID 1's capabilities: %s, continuing", strerror(-(r)));
 	memtrim_after_startup();
 	return loop_run(&loop);
+}
+
+int main(int argc, char **argv)
+{
+	int r;
+
+	log_setup("sandbox-init");
+	r = run(argc, argv);
+	/* Failed starts exit here too: release what start-up held. */
+	seccomp_release(filter);
+	config_free(&cfg);
+	return r;
 }

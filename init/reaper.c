@@ -19,6 +19,8 @@
 /* Upper bound on processes examined by the /proc walk (subreaper mode). */
 #define REAPER_MAX_PROCS 65536
 #define STAT_LINE_MAX 1024
+/* "PID/stat" with a decimal PID. */
+#define PROC_STAT_PATH_MAX 32
 
 int reaper_exit_code(int wstatus)
 {
@@ -54,7 +56,7 @@ static void set_deadline(struct reaper *rp, int64_t ms_from_now)
  * and parentheses: parse after the last ')'. */
 static pid_t read_ppid(int procfd, const char *pid)
 {
-	char path[64], buf[STAT_LINE_MAX];
+	char path[PROC_STAT_PATH_MAX], buf[STAT_LINE_MAX];
 	_cleanup_close_ int fd = -1;
 	ssize_t n;
 	char *p, *end;

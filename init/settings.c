@@ -15,6 +15,10 @@
 #include "fileio.h"
 #include "log.h"
 #include "macros.h"
+#include "userdb.h"
+
+/* NAME + ".moved-aside-" + 16 hex digits. */
+#define ASIDE_NAME_MAX 96
 
 /* A directory on the managed path must be root-owned and writable by no
  * one else, or whoever can write it can swap the file. */
@@ -27,7 +31,7 @@ static bool dir_is_locked(const struct stat *st)
  * the agent's; keep it, under a new name). */
 static int move_dir_aside(int dirfd, const char *name)
 {
-	char aside[128];
+	char aside[ASIDE_NAME_MAX];
 	unsigned long long rnd;
 
 	if (unlinkat(dirfd, name, AT_REMOVEDIR) == 0)
@@ -138,7 +142,7 @@ static int open_owned_dir(int dirfd, const char *where, const char *name, mode_t
 int settings_lock(const char *home, uid_t uid, gid_t gid, const char *profile, size_t len)
 {
 	_cleanup_close_ int rootfd = -1, etcfd = -1, ccfd = -1, homefd = -1, userfd = -1;
-	char where[4096 + 16];
+	char where[USERDB_FIELD_MAX + sizeof("/" SETTINGS_USER_DIR)];
 	struct stat st;
 	int r;
 

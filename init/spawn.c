@@ -99,8 +99,8 @@ static void spawn_release_tty(void)
 }
 
 /* execve() of argv[0], searched in envp's PATH when it has no '/'. Like
- * a shell: a PATH entry that cannot be searched, or lacks the file, is
- * skipped; the result is ENOENT if no entry has the file, else the error of
+ * a shell: a PATH entry that cannot be searched, or lacks the file (or
+ * holds something other than a regular file), is skipped; the result is ENOENT if no entry has the file, else the error of
  * the first one that does (EACCES, ENOEXEC: never a /bin/sh fallback).
  * Returns a negative errno (only if nothing was executed). */
 static int exec_command(char **argv, char **envp)
@@ -125,7 +125,8 @@ static int exec_command(char **argv, char **envp)
 			memcpy(full, p, dl);
 			full[dl] = '/';
 			strcpy(full + dl + 1, argv[0]);
-			if (stat(full, &st) == 0) {
+			/* Like a shell, only regular files are candidates. */
+			if (stat(full, &st) == 0 && S_ISREG(st.st_mode)) {
 				(void)execve(full, argv, envp);
 				if (first == 0)
 					first = errno;
@@ -217,6 +218,7 @@ int spawn_agent(const struct spawn_plan *plan, pid_t *ret_pid, int *ret_exit)
 	do
 		n = read(fds[0], &rep, sizeof(rep));
 	while (n < 0 && errno == EINTR);
+	r = n < 0 ? -errno : 0;
 	(void)close(fds[0]);
 	if (n == 0) {
 		*ret_pid = pid;
@@ -228,7 +230,7 @@ int spawn_agent(const struct spawn_plan *plan, pid_t *ret_pid, int *ret_exit)
 		;
 	if (n != (ssize_t)sizeof(rep) || rep.step < 0 || rep.step >= SPAWN_STEP_MAX) {
 		*ret_exit = EXIT_INIT_SPAWN;
-		return init_fail("spawn", n < 0 ? -errno : 0, "the agent's child failed without a report");
+		return init_fail("spawn", r, "the agent's child failed without a report");
 	}
 	rep.msg[sizeof(rep.msg) - 1] = '\0';
 	*ret_exit = step_exit_code((enum spawn_step)rep.step, rep.error);

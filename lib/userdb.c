@@ -440,3 +440,50 @@ void userdb_remap_free(struct userdb_remap *r)
 	free(r->group);
 	r->passwd = r->group = NULL;
 }
+
+/* System directories a home must never contain. */
+static const char *const protected_dirs[] = {
+	"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot",
+	"/run", "/var", "/opt", "/tmp", "/root", "/workspace", "/proc", "/sys", "/dev",
+};
+/* Trees a home must never be inside. */
+static const char *const forbidden_trees[] = {"/proc", "/sys", "/dev", "/workspace"};
+
+#define HOME_REFUSE(why)                                                                           \
+	do {                                                                                       \
+		if (reterr)                                                                        \
+			*reterr = (why);                                                           \
+		return false;                                                                      \
+	} while (0)
+
+bool userdb_home_is_safe(const char *home, const char **reterr)
+{
+	size_t len = strlen(home);
+
+	if (home[0] != '/' || len < 2 || len > USERDB_FIELD_MAX)
+		HOME_REFUSE("not an absolute path below /");
+	if (home[len - 1] == '/')
+		HOME_REFUSE("ends with '/'");
+	for (const char *c = home + 1;;) {
+		const char *slash = strchr(c, '/');
+		size_t n = slash ? (size_t)(slash - c) : strlen(c);
+
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			HOME_REFUSE("not a normalised path (empty, '.' or '..' component)");
+		if (!slash)
+			break;
+		c = slash + 1;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(protected_dirs); i++) {
+		size_t pl = strlen(protected_dirs[i]);
+		/* home == dir, or dir lies below home. */
+		if (strncmp(protected_dirs[i], home, len) == 0 && (pl == len || protected_dirs[i][len] == '/'))
+			HOME_REFUSE("is, or contains, a system directory");
+	}
+	for (size_t i = 0; i < ELEMENTSOF(forbidden_trees); i++) {
+		size_t tl = strlen(forbidden_trees[i]);
+		if (len > tl && strncmp(home, forbidden_trees[i], tl) == 0 && home[tl] == '/')
+			HOME_REFUSE("lies inside /proc, /sys, /dev or /workspace");
+	}
+	return true;
+}

@@ -67,4 +67,14 @@ int userdb_remap(const char *passwd_text, size_t passwd_len, const char *group_t
 
 void userdb_remap_free(struct userdb_remap *r);
 
+/* Checks that home is a directory PID 1 may re-own recursively: an
+ * absolute, normalised path ("/" separated, no empty, "." or ".."
+ * component, no trailing "/"), not "/", not inside /proc, /sys, /dev or
+ * /workspace, and not an ancestor of (or equal to) a system directory
+ * (/etc, /usr, /bin, /sbin, /lib*, /boot, /run, /var, /opt, /tmp, /root,
+ * /workspace). A mistake in the image's passwd file must not hand the
+ * agent the system. Returns true if safe; else false and *reterr (if not
+ * NULL) a static reason. */
+bool userdb_home_is_safe(const char *home, const char **reterr);
+
 #endif

@@ -78,6 +78,44 @@ grep -v '^devuser:' "$IE/out/passwd.keep" >"$IE/etc/passwd"
 fails "image without devuser" 112 HOST_UID=1001 HOST_GID=1001 -- "$PROBE" report
 cp -a "$IE/out/passwd.keep" "$IE/etc/passwd"
 
+# devuser's home, from the image's passwd, must be a plain directory of its
+# own: never /, a system directory, /workspace or a pseudo file system (the
+# walk would re-own it all).
+set_home() { awk -F: -v OFS=: -v h="$1" '$1 == "devuser" {$6 = h} {print}' "$IE/out/passwd.keep" >"$IE/etc/passwd"; }
+for bad in / /etc /usr /workspace /workspace/sub /proc/1 /sys /dev /home/../etc /home/devuser/ relative/home ""; do
+	set_home "$bad"
+	fails "devuser's home '$bad'" 112 HOST_UID=1001 HOST_GID=1001 -- "$PROBE" report
+done
+mkdir -p "$IE/home/alt"
+set_home /home/alt
+st=0
+initenv_run HOST_UID=1001 HOST_GID=1001 -- "$PROBE" report >"$IE/out/alt" 2>"$IE/out/alt.err" || st=$?
+check "another home under /home is used: HOME=$(kv "$IE/out/alt" env.HOME) (status $st)" \
+	"$st:$(kv "$IE/out/alt" env.HOME)" = 0:/home/alt
+check "that home is re-owned to devuser" "$(stat -c %u:%g "$IE/home/alt")" = 1001:1001
+check "its settings are mirrored there" "$(stat -c %U:%a "$IE/home/alt/.claude/settings.json" 2>&1)" = root:444
+cp -a "$IE/out/passwd.keep" "$IE/etc/passwd"
+
+# A container started without a capability a step needs: that step fails
+# closed (never an agent with ids or capability sets half dropped).
+full_caps=$IE_CAPS
+IE_CAPS=${full_caps/,+setuid/} fails "no CAP_SETUID: privilege drop" 118 HOST_UID=1001 HOST_GID=1001 -- "$PROBE" report
+IE_CAPS=${full_caps/,+setgid/} fails "no CAP_SETGID: privilege drop" 118 HOST_UID=1001 HOST_GID=1001 -- "$PROBE" report
+IE_CAPS=${full_caps/,+setpcap/} fails "no CAP_SETPCAP (bounding set cannot be cleared)" 118 HOST_UID=1001 HOST_GID=1001 -- "$PROBE" report
+# Here the identity step before it has completed (passwd/group rewritten)
+# and the walk's stamp is invalidated first: owners and modes in the home
+# must be as they were.
+owners() { (cd "$IE/home" && find . ! -name .code-sandbox-owner -printf '%p %U:%G %m\n' | LC_ALL=C sort); }
+home_before=$(owners)
+st=0
+IE_CAPS=${full_caps/,+chown/} initenv_run HOST_UID=1777 HOST_GID=1777 -- "$PROBE" report \
+	>"$IE/out/f.out" 2>"$IE/out/f.err" || st=$?
+check "no CAP_CHOWN with a home to re-own: exit 115 ($st)" "$st" -eq 115
+check "no CAP_CHOWN: one 'sandbox-init: ' line" "$(grep -c '^sandbox-init: ' "$IE/out/f.err")" -eq 1
+grep '^sandbox-init: ' "$IE/out/f.err" | head -n 1 | sed 's/^/#   /'
+check "no CAP_CHOWN: the agent never ran" ! -s "$IE/out/f.out"
+check "no CAP_CHOWN: owners and modes in /home unchanged" "$(owners)" = "$home_before"
+
 # After all that, a normal start still works.
 st=0
 initenv_run HOST_UID=1001 HOST_GID=1001 -- "$PROBE" exit 0 >/dev/null 2>"$IE/out/err" || st=$?

@@ -29,12 +29,14 @@ chmod 0644 "$IE/out/not-executable"
 st=0
 initenv_run HOST_UID=2400 HOST_GID=2400 -- "$IE/out/not-executable" >/dev/null 2>"$IE/out/err" || st=$?
 check "an agent that is not executable: 126 ($st)" "$st" -eq 126
+ok "not executable: one 'sandbox-init: ' line says why" grep -q "^sandbox-init: .*not-executable" "$IE/out/err"
 st=0
 initenv_run HOST_UID=2400 HOST_GID=2400 -- "$IE/out" >/dev/null 2>"$IE/out/err" || st=$?
 check "a directory as agent: 126 ($st)" "$st" -eq 126
 st=0
 initenv_run HOST_UID=2400 HOST_GID=2400 -- /nonexistent/agent >/dev/null 2>"$IE/out/err" || st=$?
 check "an agent that does not exist: 127 ($st)" "$st" -eq 127
+ok "not found: one 'sandbox-init: ' line says why" grep -q "^sandbox-init: .*/nonexistent/agent" "$IE/out/err"
 st=0
 initenv_run HOST_UID=2400 HOST_GID=2400 -- no-such-agent-in-path >/dev/null 2>"$IE/out/err" || st=$?
 check "an agent not found in PATH: 127 ($st)" "$st" -eq 127

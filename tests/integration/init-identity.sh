@@ -57,6 +57,20 @@ check "group keeps mode 0644 root:root" "$(stat -c %a:%U:%G "$IE/etc/group")" = 
 check "home is owned 2345:2345" "$(stat -c %u:%g "$IE/home/devuser")" = 2345:2345
 check "home files are owned 2345:2345" "$(stat -c %u:%g "$IE/home/devuser/.profile")" = 2345:2345
 
+# The agent cannot signal or trace PID 1 (root, in another session).
+ok "the agent cannot signal PID 1" initenv_run HOST_UID=2345 HOST_GID=2345 -- /bin/sh -c '! kill -TERM 1 2>/dev/null'
+ok "the agent cannot read PID 1's memory" initenv_run HOST_UID=2345 HOST_GID=2345 -- /bin/sh -c '! head -c1 /proc/1/mem 2>/dev/null'
+
+# NoNewPrivs in effect: a setuid-root program gives the agent nothing. The
+# control runs the same program as an ordinary uid without sandbox-init.
+cp "$PROBE" "$IE/bin/probe-suid"
+chmod 4755 "$IE/bin/probe-suid"
+ctl=$(setpriv --reuid 2345 --regid 2345 --clear-groups "$IE/bin/probe-suid" report 2>/dev/null | sed -n 's/^euid=//p')
+check "control: the setuid-root program runs as euid 0 for an ordinary uid ($ctl)" "$ctl" = 0
+initenv_run HOST_UID=2345 HOST_GID=2345 -- "$IE/bin/probe-suid" report >"$IE/out/suid" 2>/dev/null
+check "as the agent it does not gain euid 0 ($(kv "$IE/out/suid" euid))" "$(kv "$IE/out/suid" euid)" = 2345
+check "as the agent it gains no capability ($(kv "$IE/out/suid" CapEff))" "$(kv "$IE/out/suid" CapEff)" = 0000000000000000
+
 # Without HOST_UID/HOST_GID: devuser's current ids (now 2345).
 st=0
 initenv_run -- "$PROBE" report >"$out" 2>"$err" || st=$?
@@ -66,7 +80,7 @@ check "without HOST_UID/HOST_GID the agent keeps devuser's ids ($(kv "$out" uid)
 # PID 1 while the agent runs: only CAP_KILL (bit 5), one thread.
 # sandbox-init itself starts with SIGINT, SIGQUIT and SIGPIPE ignored.
 IE_SIGIGN=1 initenv_start HOST_UID=2345 HOST_GID=2345 -- "$PROBE" sleep 60 >"$out" 2>"$err"
-if wait_until 20 grep -q '^sleeping=' "$out" && p1=$(initenv_pid1); then
+if wait_until 20 grep -q '^sleeping=' "$out" && wait_until 10 initenv_pid1_idle && p1=$(initenv_pid1); then
 	check "PID 1 CapEff is CAP_KILL only ($(awk '/^CapEff/ {print $2}' "/proc/$p1/status"))" \
 		"$(awk '/^CapEff/ {print $2}' "/proc/$p1/status")" = 0000000000000020
 	check "PID 1 CapPrm is CAP_KILL only ($(awk '/^CapPrm/ {print $2}' "/proc/$p1/status"))" \

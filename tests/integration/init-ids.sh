@@ -75,6 +75,19 @@ check "collision: no temporary file left in /etc" "$(etc_names)" = "$etc_names_b
 check "collision: the agent's uid maps to devuser" "$(awk -F: -v u="$(kv "$out" uid)" '$3 == u {print $1}' "$IE/etc/passwd")" = devuser
 diag "cloudsdk moved to $new_uid:$new_gid; its old home is now $(stat -c %u:%g "$IE/home/cloudsdk") (files of a moved account are not re-owned)"
 
+# Only the gid collides: HOST_GID=1002 is cloudsdk's group now.
+st=0
+initenv_run HOST_UID=1500 HOST_GID="$new_gid" -- "$PROBE" report >"$out" 2>"$out.err" || st=$?
+check "gid-only collision: agent runs as 1500:$new_gid (status $st, $(kv "$out" uid):$(kv "$out" gid))" \
+	"$st:$(kv "$out" uid):$(kv "$out" gid)" = "0:1500:$new_gid"
+g2=$(awk -F: '$1 == "cloudsdk" {print $3}' "$IE/etc/group")
+pg2=$(awk -F: '$1 == "cloudsdk" {print $4}' "$IE/etc/passwd")
+check "gid-only collision: cloudsdk group moved again (now '$g2'), its primary gid follows ($pg2)" \
+	-n "$g2" -a "$g2" != "$new_gid" -a "$pg2" = "$g2"
+check "gid-only collision: cloudsdk keeps its uid ($new_uid)" \
+	"$(awk -F: '$1 == "cloudsdk" {print $3}' "$IE/etc/passwd")" = "$new_uid"
+check "gid-only collision: no gid is held twice" "$(cut -d: -f3 "$IE/etc/group" | sort | uniq -d | wc -l)" -eq 0
+
 # Moving back: HOST_UID 1001 again; devuser and cloudsdk must not collide.
 st=0
 initenv_run HOST_UID=1001 HOST_GID=1001 -- "$PROBE" exit 0 >/dev/null 2>"$out.err" || st=$?

@@ -24,4 +24,21 @@ done
 initenv_wait
 check "agent's status after SIGTERM passes through: 3 ($IE_STATUS)" "$IE_STATUS" -eq 3
 check "each signal arrived exactly once" "$(grep -c '^got=' "$out")" -eq 7
+
+# A stopped and continued agent is not an exited one: PID 1 keeps waiting.
+out=$IE/out/stopped
+initenv_start HOST_UID=2300 HOST_GID=2300 -- "$PROBE" sleep 60 >"$out" 2>"$out.err"
+if wait_until 20 grep -q '^sleeping=' "$out" && agent=$(initenv_agent_pid) && p1=$(initenv_pid1); then
+	kill -STOP "$agent"
+	ok "the agent stops" wait_until 10 grep -q '^State:.*T' "/proc/$agent/status"
+	kill -CONT "$agent"
+	running() { ! grep -q '^State:.*T' "/proc/$agent/status"; }
+	ok "the agent continues" wait_until 10 running
+	check "PID 1 is still there" -d "/proc/$p1"
+	kill -TERM "$p1"
+	initenv_wait
+	check "then SIGTERM via PID 1 ends it: 143 ($IE_STATUS)" "$IE_STATUS" -eq 143
+else
+	nok "agent started" true
+fi
 tap_done

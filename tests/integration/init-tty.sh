@@ -30,6 +30,16 @@ check "agent is the terminal's foreground process group" "$(kv "$out" tty_foregr
 check "agent runs as 3200" "$(kv "$out" uid)" = 3200
 check "agent still has only fds 0-2 ($(kv "$out" fds))" "$(kv "$out" fds)" = 0,1,2
 
+# An interactive shell as the agent has job control: a background job can
+# be brought to the foreground (fg needs the terminal's process group).
+ts=$IE/out/typescript-jobs
+st=0
+SHELL=/bin/bash script -qefc "$(IE_TTY=1 initenv_cmd HOST_UID=3200 HOST_GID=3200 -- \
+	/bin/bash --norc -ic 'sleep 0.3 & fg %1 >/dev/null && echo "JOBCTL=$?"')" "$ts" </dev/null >/dev/null 2>&1 || st=$?
+check "interactive bash as the agent exits 0 ($st)" "$st" -eq 0
+ok "interactive bash as the agent brings a job to the foreground" grep -q 'JOBCTL=0' "$ts"
+nok "interactive bash as the agent has job control (no warning)" grep -qi 'no job control\|cannot set terminal process group' "$ts"
+
 # Ctrl-C typed on the terminal: the kernel sends SIGINT to the foreground
 # group (the agent), which dies of it: 130.
 fifo=$IE/out/keys

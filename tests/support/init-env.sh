@@ -24,6 +24,7 @@
 #   initenv_start [VAR=VAL...] -- ARG... the same in the background
 #   initenv_pid1                       host pid of that sandbox-init (PID 1)
 #   initenv_agent_pid                  host pid of PID 1's child named probe
+#   initenv_pid1_idle                  true once PID 1 waits in its poll loop
 #   initenv_wait                       wait for the background run; sets IE_STATUS
 #   initenv_tree_sum DIR [NAME...]     checksum of names, owners, modes,
 #                                      inodes, ctimes and contents under DIR,
@@ -241,6 +242,15 @@ initenv_agent_pid() {
 	local p1
 	p1=$(initenv_pid1) || return 1
 	_initenv_child_named "$p1" probe
+}
+
+# True while PID 1 is blocked in its poll loop (poll, ppoll, epoll_wait or
+# epoll_pwait in /proc/PID/syscall): start-up is over, the loop idles.
+initenv_pid1_idle() {
+	local p1 nr
+	p1=$(initenv_pid1) || return 1
+	read -r nr _ 2>/dev/null <"/proc/$p1/syscall" || return 1
+	case $nr in 7 | 271 | 232 | 281) return 0 ;; *) return 1 ;; esac
 }
 
 initenv_wait() {

@@ -18,8 +18,10 @@
  *                            them all
  *   probe signals            prints got=SIGNAME from=PID per forwarded
  *                            signal; exits 3 after SIGTERM
- *   probe leave-behind FILE  leaves a process behind that records the
- *                            signals it gets in FILE, then exits 7
+ *   probe leave-behind FILE [ignore-term]
+ *                            leaves a process behind that records the
+ *                            SIGTERM it gets in FILE (or ignores it), then
+ *                            exits 7
  *   probe exit N | kill-self SIGNAL | sleep [SECONDS] | now
  *
  * Expectations (probe syscalls --expect):
@@ -31,9 +33,11 @@
  *                that the filter, not a missing capability, refuses it.
  *   blocked-cap  the filter must answer EPERM, but the kernel checks a
  *                capability before anything an unprivileged caller can
- *                influence, so the control answers EPERM as well; the
- *                filter's rule is proven only by the seccomp unit test
- *                that runs this probe with capabilities.
+ *                influence, so the unprivileged control answers EPERM as
+ *                well. tests/support/seccomp-replay runs this probe as root
+ *                with every capability under the agent's own filter (read
+ *                back from the kernel) and without it: there the two
+ *                differ for every blocked case, these included.
  *   blocked-nosys  clone3: its flags live in user memory, out of a seccomp
  *                filter's reach, so the filter may refuse it as a whole,
  *                with ENOSYS (glibc then falls back to clone(), whose flags
@@ -90,6 +94,8 @@
 /* clone() with CLONE_SIGHAND but without CLONE_VM is EINVAL in
  * copy_process() before copy_namespaces() checks any capability. */
 #define PROBE_BAD_CLONE_FLAG CLONE_SIGHAND
+/* Not a KEXEC_* flag: EINVAL for root, after the CAP_SYS_BOOT check. */
+#define PROBE_BAD_KEXEC_FLAGS 0x00f00000UL
 #define PROBE_X32_GETPID 39
 #define PROBE_X32_UNSHARE 272
 
@@ -131,7 +137,8 @@ struct probe_clone_args {
 
 /* A real fork-like clone/clone3 (no CLONE_VM): the child returns 0 from the
  * syscall on its own copy of the stack and leaves at once. */
-static long reap_fork_result(long r) {
+static long reap_fork_result(long r)
+{
 	if (r == 0)
 		_exit(0);
 	if (r > 0)
@@ -141,15 +148,18 @@ static long reap_fork_result(long r) {
 
 /* Namespaces: unprivileged user namespaces are enabled here, so these
  * succeed without the filter. */
-static long call_unshare_user(void) {
+static long call_unshare_user(void)
+{
 	return syscall(SYS_unshare, CLONE_NEWUSER);
 }
-static long call_unshare_user_mnt_net(void) {
+static long call_unshare_user_mnt_net(void)
+{
 	return syscall(SYS_unshare, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET);
 }
 /* One flag per namespace type, plus an invalid flag: EINVAL without the
  * filter (flag validation precedes the capability check). */
-static long unshare_bad(unsigned long ns) {
+static long unshare_bad(unsigned long ns)
+{
 	return syscall(SYS_unshare, ns | PROBE_BAD_UNSHARE_FLAG);
 }
 static long call_unshare_newns(void) { return unshare_bad(CLONE_NEWNS); }
@@ -163,10 +173,12 @@ static long call_unshare_newuser_bad(void) { return unshare_bad(CLONE_NEWUSER); 
 /* setns with a bad fd: EBADF without the filter (nstype 0 = any type). */
 static long call_setns_any(void) { return syscall(SYS_setns, -1, 0); }
 static long call_setns_mnt(void) { return syscall(SYS_setns, -1, CLONE_NEWNS); }
-static long call_clone_newuser(void) {
+static long call_clone_newuser(void)
+{
 	return reap_fork_result(syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, NULL, NULL, 0));
 }
-static long clone_bad(unsigned long ns) {
+static long clone_bad(unsigned long ns)
+{
 	return reap_fork_result(syscall(SYS_clone, ns | PROBE_BAD_CLONE_FLAG | SIGCHLD, 0, NULL, NULL, 0));
 }
 static long call_clone_newns(void) { return clone_bad(CLONE_NEWNS); }
@@ -179,7 +191,8 @@ static long call_clone_newuser_bad(void) { return clone_bad(CLONE_NEWUSER); }
 /* No clone_newtime: CLONE_NEWTIME (0x80) lies inside CSIGNAL, the exit
  * signal byte of legacy clone(), so only unshare() and clone3() can ask
  * for a time namespace. */
-static long clone3_with(uint64_t flags) {
+static long clone3_with(uint64_t flags)
+{
 	struct probe_clone_args args = { .flags = flags, .exit_signal = SIGCHLD };
 
 	return reap_fork_result(syscall(SYS_clone3, &args, sizeof(args)));
@@ -195,7 +208,8 @@ static long call_fork(void) { return reap_fork_result(fork()); }
 /* Mount API. */
 /* An unreadable fstype pointer: copy_mount_string() → EFAULT before
  * do_mount() checks CAP_SYS_ADMIN. */
-static long call_mount(void) {
+static long call_mount(void)
+{
 	return syscall(SYS_mount, "none", "/tmp", (const char *) 1, 0UL, NULL);
 }
 /* An unknown umount flag: EINVAL before may_mount(). */
@@ -205,38 +219,47 @@ static long call_pivot_root(void) { return syscall(SYS_pivot_root, ".", "."); }
 /* ns_capable(CAP_SYS_ADMIN) is the first check. */
 static long call_fsopen(void) { return syscall(SYS_fsopen, "tmpfs", 0U); }
 /* fd < 0 is EINVAL before anything else. */
-static long call_fsconfig(void) {
+static long call_fsconfig(void)
+{
 	return syscall(SYS_fsconfig, -1, FSCONFIG_SET_FLAG, "ro", NULL, 0);
 }
 static long call_fsmount(void) { return syscall(SYS_fsmount, -1, 0U, 0U); }
 static long call_fspick(void) { return syscall(SYS_fspick, AT_FDCWD, "/", 0U); }
-static long call_move_mount(void) {
+static long call_move_mount(void)
+{
 	return syscall(SYS_move_mount, -1, "", AT_FDCWD, "/tmp", 0U);
 }
 /* Without OPEN_TREE_CLONE, open_tree() is an O_PATH open: allowed
  * unprivileged, so the control succeeds. */
-static long call_open_tree(void) {
+static long call_open_tree(void)
+{
 	return syscall(SYS_open_tree, AT_FDCWD, "/", (unsigned) OPEN_TREE_CLOEXEC);
 }
 /* An unknown flag: EINVAL first. */
-static long call_mount_setattr(void) {
+static long call_mount_setattr(void)
+{
 	return syscall(SYS_mount_setattr, AT_FDCWD, "/", 0x80000000U, NULL, 0);
 }
 
 /* Tracing and other processes' memory. */
 static long call_ptrace_traceme(void) { return syscall(SYS_ptrace, PTRACE_TRACEME, 0, 0, 0); }
 /* No such process: ESRCH without the filter. */
-static long call_ptrace_attach(void) {
+static long call_ptrace_attach(void)
+{
 	return syscall(SYS_ptrace, PTRACE_ATTACH, PROBE_NO_SUCH_PID, 0, 0);
 }
+/* A bad pidfd: EBADF without the filter. */
+static long call_pidfd_getfd(void) { return syscall(SYS_pidfd_getfd, -1, 0, 0U); }
 /* Own memory: allowed without the filter. */
-static long call_process_vm_readv(void) {
+static long call_process_vm_readv(void)
+{
 	char src[8] = "probe", dst[8];
 	struct iovec local = { dst, sizeof(dst) }, remote = { src, sizeof(src) };
 
 	return syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL);
 }
-static long call_process_vm_writev(void) {
+static long call_process_vm_writev(void)
+{
 	char src[8] = "probe", dst[8];
 	struct iovec local = { src, sizeof(src) }, remote = { dst, sizeof(dst) };
 
@@ -246,90 +269,117 @@ static long call_process_vm_writev(void) {
 /* bpf, perf, keyrings, userfaultfd, io_uring: unreadable argument
  * pointers (EFAULT) or bad fds (EBADF) ahead of any capability check. */
 static long call_bpf(void) { return syscall(SYS_bpf, 0 /* BPF_MAP_CREATE */, (void *) 1, 8U); }
-static long call_perf_event_open(void) {
+static long call_perf_event_open(void)
+{
 	return syscall(SYS_perf_event_open, (void *) 1, 0, -1, -1, 0UL);
 }
-static long call_add_key(void) {
+static long call_add_key(void)
+{
 	return syscall(SYS_add_key, (const char *) 1, "probe", NULL, 0UL, KEY_SPEC_PROCESS_KEYRING);
 }
-static long call_request_key(void) {
+static long call_request_key(void)
+{
 	return syscall(SYS_request_key, (const char *) 1, "probe", NULL, 0);
 }
 /* No process keyring yet and create=0: ENOKEY. */
-static long call_keyctl(void) {
+static long call_keyctl(void)
+{
 	return syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_PROCESS_KEYRING, 0);
 }
 /* UFFD_USER_MODE_ONLY is allowed unprivileged even with
  * vm.unprivileged_userfaultfd=0. */
-static long call_userfaultfd(void) {
+static long call_userfaultfd(void)
+{
 	return syscall(SYS_userfaultfd, UFFD_USER_MODE_ONLY | O_CLOEXEC);
 }
 static long call_io_uring_setup(void) { return syscall(SYS_io_uring_setup, 1U, (void *) 1); }
-static long call_io_uring_enter(void) {
+static long call_io_uring_enter(void)
+{
 	return syscall(SYS_io_uring_enter, -1, 0U, 0U, 0U, NULL, 0UL);
 }
-static long call_io_uring_register(void) {
+static long call_io_uring_register(void)
+{
 	return syscall(SYS_io_uring_register, -1, 0U, NULL, 0U);
 }
 
 /* kexec and modules: capable() is the first check in each (a kernel built
- * without kexec or module support answers ENOSYS instead). */
-static long call_kexec_load(void) { return syscall(SYS_kexec_load, 0UL, 0UL, NULL, 0UL); }
-static long call_kexec_file_load(void) {
+ * without kexec or module support answers ENOSYS instead). The arguments
+ * are invalid even for root, so that the privileged control run
+ * (seccomp-replay's) changes nothing: an unknown kexec flag, no module
+ * image, a bad fd, a module name nobody uses. */
+static long call_kexec_load(void)
+{
+	return syscall(SYS_kexec_load, 0UL, 0UL, NULL, PROBE_BAD_KEXEC_FLAGS);
+}
+static long call_kexec_file_load(void)
+{
 	return syscall(SYS_kexec_file_load, -1, -1, 0UL, "", 0UL);
 }
 static long call_init_module(void) { return syscall(SYS_init_module, NULL, 0UL, ""); }
 static long call_finit_module(void) { return syscall(SYS_finit_module, -1, "", 0); }
-static long call_delete_module(void) { return syscall(SYS_delete_module, "probe", 0U); }
+static long call_delete_module(void)
+{
+	return syscall(SYS_delete_module, "cs_probe_no_such_module", 0U);
+}
 /* An unreadable handle pointer: EFAULT since Linux 6.10 moved the
  * CAP_DAC_READ_SEARCH check after copying the handle. */
-static long call_open_by_handle_at(void) {
+static long call_open_by_handle_at(void)
+{
 	return syscall(SYS_open_by_handle_at, AT_FDCWD, (void *) 1, O_RDONLY);
 }
 
 /* personality: a query must work, changes are refused. */
 static long call_personality_query(void) { return syscall(SYS_personality, 0xffffffffUL); }
-static long call_personality_no_aslr(void) {
+static long call_personality_no_aslr(void)
+{
 	return syscall(SYS_personality, (unsigned long) ADDR_NO_RANDOMIZE);
 }
-static long call_personality_rie(void) {
+static long call_personality_rie(void)
+{
 	return syscall(SYS_personality, (unsigned long) READ_IMPLIES_EXEC);
 }
-static long call_personality_linux32(void) {
+static long call_personality_linux32(void)
+{
 	return syscall(SYS_personality, (unsigned long) PER_LINUX32);
 }
 
 /* ioctl on fd -1: EBADF without the filter. The kernel takes the request
  * as unsigned int, so high bits in the 64-bit register are ignored by it:
  * the _hi variants prove the filter compares only the low 32 bits. */
-static long call_ioctl_tiocsti(void) {
+static long call_ioctl_tiocsti(void)
+{
 	char c = 'x';
 
 	return syscall(SYS_ioctl, -1, (unsigned long) TIOCSTI, &c);
 }
-static long call_ioctl_tiocsti_hi(void) {
+static long call_ioctl_tiocsti_hi(void)
+{
 	char c = 'x';
 
 	return syscall(SYS_ioctl, -1, (unsigned long) TIOCSTI | PROBE_IOCTL_HIGH_BITS, &c);
 }
-static long call_ioctl_tioclinux(void) {
+static long call_ioctl_tioclinux(void)
+{
 	char c = 0;
 
 	return syscall(SYS_ioctl, -1, (unsigned long) TIOCLINUX, &c);
 }
-static long call_ioctl_tioclinux_hi(void) {
+static long call_ioctl_tioclinux_hi(void)
+{
 	char c = 0;
 
 	return syscall(SYS_ioctl, -1, (unsigned long) TIOCLINUX | PROBE_IOCTL_HIGH_BITS, &c);
 }
-static long call_ioctl_tcgets(void) {
+static long call_ioctl_tcgets(void)
+{
 	struct termios t;
 
 	return syscall(SYS_ioctl, -1, (unsigned long) TCGETS, &t);
 }
 
 /* Sockets. */
-static long sock(int family, int type, int protocol) {
+static long sock(int family, int type, int protocol)
+{
 	long r = syscall(SYS_socket, family, type, protocol);
 
 	if (r >= 0)
@@ -337,7 +387,8 @@ static long sock(int family, int type, int protocol) {
 	return r;
 }
 static long call_socket_packet(void) { return sock(AF_PACKET, PROBE_BAD_SOCK_TYPE, 0); }
-static long call_socket_packet_flags(void) {
+static long call_socket_packet_flags(void)
+{
 	return sock(AF_PACKET, PROBE_BAD_SOCK_TYPE | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 }
 /* packet_create() checks CAP_NET_RAW first. */
@@ -345,15 +396,18 @@ static long call_socket_packet_raw(void) { return sock(AF_PACKET, SOCK_RAW, 0); 
 static long call_socket_packet_dgram(void) { return sock(AF_PACKET, SOCK_DGRAM, 0); }
 /* Succeeds, or EAFNOSUPPORT when the vsock module is absent. */
 static long call_socket_vsock(void) { return sock(AF_VSOCK, SOCK_STREAM, 0); }
-static long call_socket_vsock_flags(void) {
+static long call_socket_vsock_flags(void)
+{
 	return sock(AF_VSOCK, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 }
 static long call_socket_raw4(void) { return sock(AF_INET, SOCK_RAW, PROBE_BAD_PROTOCOL); }
-static long call_socket_raw4_flags(void) {
+static long call_socket_raw4_flags(void)
+{
 	return sock(AF_INET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, PROBE_BAD_PROTOCOL);
 }
 static long call_socket_raw6(void) { return sock(AF_INET6, SOCK_RAW, PROBE_BAD_PROTOCOL); }
-static long call_socket_raw6_flags(void) {
+static long call_socket_raw6_flags(void)
+{
 	return sock(AF_INET6, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, PROBE_BAD_PROTOCOL);
 }
 /* inet_create() checks CAP_NET_RAW for a valid raw protocol. */
@@ -365,16 +419,19 @@ static long call_socket_unix(void) { return sock(AF_UNIX, SOCK_STREAM | SOCK_NON
 /* The x32 ABI: same audit arch as x86_64, numbers with bit 30 set. Without
  * the filter: ENOSYS when the kernel runs with x32 disabled, ok otherwise. */
 static long call_x32_getpid(void) { return syscall(__X32_SYSCALL_BIT | PROBE_X32_GETPID); }
-static long call_x32_unshare(void) {
+static long call_x32_unshare(void)
+{
 	return syscall(__X32_SYSCALL_BIT | PROBE_X32_UNSHARE, CLONE_NEWUSER);
 }
 
-static void *thread_main(void *arg) {
+static void *thread_main(void *arg)
+{
 	return arg;
 }
 /* glibc's pthread_create uses clone3 and falls back to clone only on
  * ENOSYS: a filter answering EPERM to clone3 breaks every threaded tool. */
-static long call_pthread_create(void) {
+static long call_pthread_create(void)
+{
 	pthread_t t;
 	int r = pthread_create(&t, NULL, thread_main, NULL);
 
@@ -421,6 +478,7 @@ static const struct syscall_case syscall_cases[] = {
 	{ "mount_setattr", EXPECT_BLOCKED, call_mount_setattr },
 	{ "ptrace_traceme", EXPECT_BLOCKED, call_ptrace_traceme },
 	{ "ptrace_attach", EXPECT_BLOCKED, call_ptrace_attach },
+	{ "pidfd_getfd", EXPECT_BLOCKED, call_pidfd_getfd },
 	{ "process_vm_readv", EXPECT_BLOCKED, call_process_vm_readv },
 	{ "process_vm_writev", EXPECT_BLOCKED, call_process_vm_writev },
 	{ "bpf", EXPECT_BLOCKED, call_bpf },
@@ -468,7 +526,8 @@ static const struct syscall_case syscall_cases[] = {
 	{ "socket_unix", EXPECT_ALLOWED, call_socket_unix },
 };
 
-static void print_status(const char *name, int status) {
+static void print_status(const char *name, int status)
+{
 	if (WIFSIGNALED(status)) {
 		const char *s = sigabbrev_np(WTERMSIG(status));
 
@@ -487,7 +546,8 @@ static void print_status(const char *name, int status) {
 
 /* Runs one case in a child; the child's exit status carries 0 (success)
  * or the errno (all errno values fit in 1..255). */
-static int run_syscall_case(const struct syscall_case *c) {
+static int run_syscall_case(const struct syscall_case *c)
+{
 	pid_t pid;
 	int status;
 
@@ -508,7 +568,8 @@ static int run_syscall_case(const struct syscall_case *c) {
 	return 0;
 }
 
-static int cmd_syscalls(int argc, char **argv) {
+static int cmd_syscalls(int argc, char **argv)
+{
 	bool expect = argc > 0 && strcmp(argv[0], "--expect") == 0;
 
 	for (size_t i = 0; i < sizeof(syscall_cases) / sizeof(syscall_cases[0]); i++) {
@@ -527,7 +588,8 @@ static int cmd_syscalls(int argc, char **argv) {
 }
 
 /* Prints "Key=value" for each wanted line of /proc/self/status. */
-static int print_status_fields(void) {
+static int print_status_fields(void)
+{
 	static const char *const keys[] = {
 		"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs",
 		"Seccomp", "Seccomp_filters", "SigBlk", "SigIgn",
@@ -555,7 +617,8 @@ static int print_status_fields(void) {
 	return 0;
 }
 
-static int print_fds(void) {
+static int print_fds(void)
+{
 	DIR *d = opendir("/proc/self/fd");
 	struct dirent *de;
 	const char *sep = "";
@@ -583,7 +646,8 @@ static int print_fds(void) {
 
 /* Parses the fields after the command name in a /proc/PID/stat line:
  * state, ppid and tty_nr (fields 3, 4 and 7). */
-static int parse_stat_line(const char *buf, char *ret_state, long *ret_ppid, long *ret_tty) {
+static int parse_stat_line(const char *buf, char *ret_state, long *ret_ppid, long *ret_tty)
+{
 	const char *p = strrchr(buf, ')');
 	long fields[5]; /* ppid pgrp session tty_nr tpgid */
 	char *end;
@@ -608,7 +672,8 @@ static int parse_stat_line(const char *buf, char *ret_state, long *ret_ppid, lon
 
 /* Reads state, ppid and tty_nr of PID (0 = self). Returns -ENOENT once the
  * process is gone (reaped). */
-static int read_proc_stat(pid_t pid, char *ret_state, long *ret_ppid, long *ret_tty) {
+static int read_proc_stat(pid_t pid, char *ret_state, long *ret_ppid, long *ret_tty)
+{
 	char path[PROBE_PATH_MAX], buf[PROBE_LINE_MAX];
 	FILE *f;
 	int r = -EIO;
@@ -626,21 +691,24 @@ static int read_proc_stat(pid_t pid, char *ret_state, long *ret_ppid, long *ret_
 	return r;
 }
 
-static int read_proc_state(pid_t pid, char *ret_state, long *ret_ppid) {
+static int read_proc_state(pid_t pid, char *ret_state, long *ret_ppid)
+{
 	long tty;
 
 	return read_proc_stat(pid, ret_state, ret_ppid, &tty);
 }
 
 /* Nonzero tty_nr: the process has a controlling terminal. */
-static long read_tty_nr(void) {
+static long read_tty_nr(void)
+{
 	char state;
 	long ppid, tty;
 
 	return read_proc_stat(0, &state, &ppid, &tty) < 0 ? -1 : tty;
 }
 
-static int cmd_report(void) {
+static int cmd_report(void)
+{
 	extern char **environ;
 	uid_t ruid, euid, suid;
 	gid_t rgid, egid, sgid;
@@ -676,7 +744,8 @@ static int cmd_report(void) {
 
 /* Runs argv[0] (PATH search) with stdin from /dev/null and stdout on our
  * stderr (diagnostics only); prints step.NAME=ok|exit:N|signal:SIG|ERRNO. */
-static bool run_step(const char *name, const char *dir, const char *const argv[]) {
+static bool run_step(const char *name, const char *dir, const char *const argv[])
+{
 	pid_t pid;
 	int status;
 
@@ -712,7 +781,8 @@ static bool run_step(const char *name, const char *dir, const char *const argv[]
 	return false;
 }
 
-static int write_file(const char *dir, const char *name, const char *content) {
+static int write_file(const char *dir, const char *name, const char *content)
+{
 	char path[PROBE_PATH_MAX];
 	FILE *f;
 	int r;
@@ -728,7 +798,8 @@ static int write_file(const char *dir, const char *name, const char *content) {
 	return r;
 }
 
-static int cmd_workload(int argc, char **argv) {
+static int cmd_workload(int argc, char **argv)
+{
 	static const char hello_c[] =
 		"#include <stdio.h>\n"
 		"int main(void) { puts(\"hello from the sandbox\"); return 0; }\n";
@@ -799,7 +870,8 @@ static int cmd_workload(int argc, char **argv) {
 	return ok ? 0 : 1;
 }
 
-static int parse_long(const char *s, long min, long max, long *ret) {
+static int parse_long(const char *s, long min, long max, long *ret)
+{
 	char *end;
 	long v;
 
@@ -811,7 +883,8 @@ static int parse_long(const char *s, long min, long max, long *ret) {
 	return 0;
 }
 
-static long monotonic_ms(void) {
+static long monotonic_ms(void)
+{
 	struct timespec ts;
 
 	(void) clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -819,7 +892,8 @@ static long monotonic_ms(void) {
 }
 
 /* Zombies anywhere in this pid namespace (our /proc is the namespace's). */
-static int count_zombies(void) {
+static int count_zombies(void)
+{
 	DIR *d = opendir("/proc");
 	struct dirent *de;
 	int n = 0;
@@ -844,7 +918,8 @@ static int count_zombies(void) {
  * subreaper), waits until all show that ppid, then
  * releases them together by closing a pipe they block on: PID 1 must reap
  * N exits that arrive at once. Reports what it saw. */
-static int cmd_orphans(int argc, char **argv) {
+static int cmd_orphans(int argc, char **argv)
+{
 	static pid_t orphans[PROBE_MAX_ORPHANS];
 	int hold[2], report[2];
 	long n, reparented = 0, left = 0, deadline;
@@ -918,7 +993,8 @@ static const int forwarded_signals[] = {
 	SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH,
 };
 
-static int cmd_signals(void) {
+static int cmd_signals(void)
+{
 	sigset_t set;
 	struct timespec timeout = { .tv_sec = PROBE_SIGNAL_DEADLINE_S };
 
@@ -948,15 +1024,17 @@ static int cmd_signals(void) {
 
 static volatile sig_atomic_t leftover_got;
 
-static void leftover_handler(int sig) {
+static void leftover_handler(int sig)
+{
 	leftover_got = sig;
 }
 
 /* Leaves a child behind (in its own session, so it is not the agent's
- * process group) that writes each signal it receives to FILE; exits 7 once
- * the child has said it is ready. With "ignore-term" the child ignores
- * SIGTERM, so only SIGKILL ends it. */
-static int cmd_leave_behind(int argc, char **argv) {
+ * process group) that records the SIGTERM it receives in FILE and exits;
+ * exits 7 once the child has said it is ready. With "ignore-term" the child
+ * ignores SIGTERM, so only SIGKILL ends it. */
+static int cmd_leave_behind(int argc, char **argv)
+{
 	int ready[2];
 	pid_t pid;
 	char c;
@@ -974,20 +1052,27 @@ static int cmd_leave_behind(int argc, char **argv) {
 		struct sigaction sa = { .sa_handler = leftover_handler };
 		bool ignore = argc > 1 && strcmp(argv[1], "ignore-term") == 0;
 		int fd = open(argv[0], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		sigset_t term, none;
 
 		if (fd < 0)
 			_exit(1);
 		(void) setsid();
 		if (ignore)
 			sa.sa_handler = SIG_IGN;
+		/* SIGTERM stays blocked except inside sigsuspend(): one that
+		 * arrives before we wait is kept pending, not lost. */
+		(void) sigemptyset(&term);
+		(void) sigaddset(&term, SIGTERM);
+		(void) sigemptyset(&none);
+		(void) sigprocmask(SIG_BLOCK, &term, NULL);
 		(void) sigaction(SIGTERM, &sa, NULL);
 		(void) close(ready[0]);
 		(void) close(ready[1]);
 		for (;;) {
-			(void) pause();
+			(void) sigsuspend(&none);
 			if (leftover_got) {
 				dprintf(fd, "got=SIG%s\n", sigabbrev_np(leftover_got));
-				leftover_got = 0;
+				_exit(0);
 			}
 		}
 	}
@@ -999,7 +1084,8 @@ static int cmd_leave_behind(int argc, char **argv) {
 	return 7;
 }
 
-static int parse_signal(const char *s) {
+static int parse_signal(const char *s)
+{
 	long v;
 
 	if (parse_long(s, 1, SIGRTMAX, &v) == 0)
@@ -1015,7 +1101,8 @@ static int parse_signal(const char *s) {
 	return -EINVAL;
 }
 
-static int cmd_kill_self(int argc, char **argv) {
+static int cmd_kill_self(int argc, char **argv)
+{
 	int sig = argc > 0 ? parse_signal(argv[0]) : -EINVAL;
 	sigset_t set;
 
@@ -1032,7 +1119,8 @@ static int cmd_kill_self(int argc, char **argv) {
 	return 1;
 }
 
-static int cmd_sleep(int argc, char **argv) {
+static int cmd_sleep(int argc, char **argv)
+{
 	long seconds = PROBE_SLEEP_DEFAULT_S;
 	struct timespec ts;
 
@@ -1047,7 +1135,8 @@ static int cmd_sleep(int argc, char **argv) {
 	return 0;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
 	struct timespec start;
 	long v;
 

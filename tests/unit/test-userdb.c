@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 
+#include "macros.h"
 #include "tap.h"
 #include "userdb.h"
 
@@ -203,4 +204,28 @@ TEST(lookup)
 	EXPECT_STREQ(u.home, "/home/devuser");
 	EXPECT_EQ(userdb_lookup(base_pw, strlen(base_pw), "nobody", &u), -ENOENT);
 	EXPECT_EQ(userdb_lookup(base_pw, strlen(base_pw), "dev", &u), -ENOENT);
+}
+
+TEST(home_paths)
+{
+	static const char *const good[] = {"/home/devuser", "/home/a/b", "/devuser", "/srv/dev",
+					   "/var-home/x", "/etcetera", "/home/..x", "/home/.dev",
+					   "/var/lib/devuser"};
+	static const char *const bad[] = {"", "home/devuser", "/", "//", "/home/", "/home//devuser",
+					  "/home/./devuser", "/home/../etc", "/..", "/etc", "/usr", "/var",
+					  "/workspace", "/workspace/home", "/proc/1", "/sys/x", "/dev/shm/h",
+					  "/tmp", "/root", "/lib64"};
+	const char *why;
+
+	for (size_t i = 0; i < ELEMENTSOF(good); i++) {
+		why = NULL;
+		EXPECT_TRUE(userdb_home_is_safe(good[i], &why));
+		if (why)
+			TAP_FAIL_(0, "'%s' refused: %s", good[i], why);
+	}
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		why = NULL;
+		EXPECT_FALSE(userdb_home_is_safe(bad[i], &why));
+		EXPECT_TRUE(why != NULL);
+	}
 }
