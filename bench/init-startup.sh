@@ -4,7 +4,9 @@
 # just before the exec of the capability drop + sandbox-init to the
 # agent's first instruction after its execve (the probe's `now`), median of
 # several runs, against `chown -R uid:gid` of the same tree (what common
-# container entrypoints run at every start), in the same run.
+# container entrypoints run at every start), in the same run. The start
+# includes the harness's own execs of env(1) and setpriv(1) before
+# sandbox-init (a few ms): the figure is an upper bound.
 # Target: sandbox-init at least 20x faster. Also printed, for information:
 # a start that has to walk the whole home (its stamp removed).
 #   bench/init-startup.sh [--quick]      (root; BUILD_DIR = a non-ASan build)
@@ -22,7 +24,7 @@ fi
 # shellcheck source=../tests/support/init-env.sh
 . "$SOURCE_DIR/tests/support/init-env.sh"
 
-packages=100 subdirs=10 per_dir=100 runs=7
+packages=100 subdirs=10 per_dir=100 runs=11
 if [ "$quick" = 1 ]; then packages=5 subdirs=2 per_dir=50 runs=1; fi
 files=$((packages * subdirs * per_dir))
 
