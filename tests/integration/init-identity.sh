@@ -71,6 +71,16 @@ initenv_run HOST_UID=2345 HOST_GID=2345 -- "$IE/bin/probe-suid" report >"$IE/out
 check "as the agent it does not gain euid 0 ($(kv "$IE/out/suid" euid))" "$(kv "$IE/out/suid" euid)" = 2345
 check "as the agent it gains no capability ($(kv "$IE/out/suid" CapEff))" "$(kv "$IE/out/suid" CapEff)" = 0000000000000000
 
+# devuser listed as a member of other groups in the image (sudo among
+# them): the agent still gets no supplementary group but its own.
+cp -a "$IE/etc/group" "$IE/out/group.keep"
+sed -i -E 's/^(sudo|users|audio):([^:]*):([^:]*):$/\1:\2:\3:devuser/' "$IE/etc/group"
+ok "the image lists devuser as a member of sudo" grep -qx 'sudo:x:27:devuser' "$IE/etc/group"
+initenv_run HOST_UID=2345 HOST_GID=2345 -- "$PROBE" report >"$IE/out/groups" 2>/dev/null
+g=$(kv "$IE/out/groups" groups)
+check "membership of sudo/users/audio in the image gives the agent no such group ('$g')" "$g" = "" -o "$g" = 2345
+cp -a "$IE/out/group.keep" "$IE/etc/group"
+
 # Without HOST_UID/HOST_GID: devuser's current ids (now 2345).
 st=0
 initenv_run -- "$PROBE" report >"$out" 2>"$err" || st=$?
