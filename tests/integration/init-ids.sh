@@ -45,6 +45,9 @@ check "/home is unchanged after the refusals" "$(initenv_tree_sum "$IE/home")" =
 
 # --- collision: HOST_UID/HOST_GID 1000 belong to cloudsdk
 passwd_ino=$(stat -c %i "$IE/etc/passwd")
+others() { grep -vE '^(devuser|cloudsdk):' "$1"; }
+passwd_others=$(others "$IE/etc/passwd")
+group_others=$(others "$IE/etc/group")
 n_passwd=$(wc -l <"$IE/etc/passwd")
 n_group=$(wc -l <"$IE/etc/group")
 etc_names() { find "$IE/etc" -mindepth 1 -maxdepth 1 ! -name claude-code -printf '%f\n' | LC_ALL=C sort; }
@@ -67,6 +70,8 @@ check "collision: exactly one group holds gid 1000" "$(awk -F: '$3 == 1000' "$IE
 check "collision: no uid is held twice" "$(cut -d: -f3 "$IE/etc/passwd" | sort | uniq -d | wc -l)" -eq 0
 check "collision: no gid is held twice" "$(cut -d: -f3 "$IE/etc/group" | sort | uniq -d | wc -l)" -eq 0
 check "collision: the moved uid was free in the image" "$(awk -F: -v u="$new_uid" '$3 == u' /etc/passwd | wc -l)" -eq 0
+check "collision: every other passwd line is byte-identical, in order" "$(others "$IE/etc/passwd")" = "$passwd_others"
+check "collision: every other group line is byte-identical, in order" "$(others "$IE/etc/group")" = "$group_others"
 check "collision: same number of accounts" "$(wc -l <"$IE/etc/passwd")" -eq "$n_passwd"
 check "collision: same number of groups" "$(wc -l <"$IE/etc/group")" -eq "$n_group"
 check "collision: passwd replaced by rename (new inode), mode 0644 root:root" \
