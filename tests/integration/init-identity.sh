@@ -98,6 +98,7 @@ if wait_until 20 grep -q '^sleeping=' "$out" && wait_until 10 initenv_pid1_idle 
 	check "PID 1 CapAmb and CapInh are empty" \
 		"$(awk '/^Cap(Amb|Inh)/ {print $2}' "/proc/$p1/status" | sort -u)" = 0000000000000000
 	check "PID 1 is single-threaded" "$(awk '/^Threads/ {print $2}' "/proc/$p1/status")" = 1
+	diag "PID 1 also has CapBnd $(awk '/^CapBnd/ {print $2}' "/proc/$p1/status"), NoNewPrivs $(awk '/^NoNewPrivs/ {print $2}' "/proc/$p1/status"), Seccomp $(awk '/^Seccomp:/ {print $2}' "/proc/$p1/status")"
 	check "PID 1 still runs as root (uid 0)" "$(awk '/^Uid/ {print $2}' "/proc/$p1/status")" = 0
 	# SIG_IGN survives execve: the agent must get default dispositions all
 	# the same, or Ctrl-C (and SIGPIPE on a closed pipe) stop working.
