@@ -18,7 +18,7 @@ st=0
 # variables, which must all stay out of the agent.
 initenv_run HOST_UID=2345 HOST_GID=2345 CODE_SANDBOX_PROFILE=strict CODE_SANDBOX_DEBUG=1 \
 	EXTRA_ALLOWED_DOMAINS= LD_LIBRARY_PATH=/nonexistent LD_CS_TEST=1 TERM=xterm \
-	-- "$PROBE" report >"$out" 2>"$err" 7</dev/null 8>"$IE/out/leak" 9<"$IE/etc/shadow" || st=$?
+	-- "$PROBE" report >"$out" 2>"$err" 7</dev/null 8>"$IE/out/leak" 9<"$IE/etc/shadow" 1000</dev/null || st=$?
 check "agent exits 0 (status $st)" "$st" -eq 0
 [ "$st" -eq 0 ] || sed 's/^/# /' "$err"
 
