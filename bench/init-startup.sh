@@ -4,7 +4,9 @@
 # just before the exec of the capability drop + sandbox-init to the
 # agent's first instruction after its execve (the probe's `now`), median of
 # several runs, against `chown -R uid:gid` of the same tree (what common
-# container entrypoints run at every start), in the same run.
+# container entrypoints run at every start), in the same run. The start
+# includes the harness's own execs of env(1) and setpriv(1) before
+# sandbox-init (a few ms): the figure is an upper bound.
 # Target: sandbox-init at least 20x faster. Also printed, for information:
 # a start that has to walk the whole home (its stamp removed).
 #   bench/init-startup.sh [--quick]      (root; BUILD_DIR = a non-ASan build)
@@ -22,7 +24,7 @@ fi
 # shellcheck source=../tests/support/init-env.sh
 . "$SOURCE_DIR/tests/support/init-env.sh"
 
-packages=100 subdirs=10 per_dir=100 runs=7
+packages=100 subdirs=10 per_dir=100 runs=11
 if [ "$quick" = 1 ]; then packages=5 subdirs=2 per_dir=50 runs=1; fi
 files=$((packages * subdirs * per_dir))
 
@@ -53,12 +55,22 @@ start_us() { # one start with the agent `probe now`; prints exec-to-agent micros
 		>"$IE/out/now"
 	echo $(($(sed -n 's/^now_us=//p' "$IE/out/now") - $(us "$(cat "$IE/out/t0")")))
 }
+start_us_bare() { # the same chain with INIT_BIN=probe: `probe now` directly
+	IE_T0_FILE=$IE/out/t0 initenv_run -- now >"$IE/out/now"
+	echo $(($(sed -n 's/^now_us=//p' "$IE/out/now") - $(us "$(cat "$IE/out/t0")")))
+}
 # sandbox-init's runs first: the baseline's chown -R also re-owns
 # sandbox-init's root-owned stamp of a completed walk, which would turn
 # the next start into a full walk.
 init_times=() walk_times=() chown_times=()
 for _ in $(seq 1 "$runs"); do
 	init_times+=("$(start_us)")
+done
+# For information: the harness alone (env, setpriv and the agent's exec,
+# no sandbox-init in between).
+harness_times=()
+for _ in $(seq 1 "$runs"); do
+	harness_times+=("$(INIT_BIN=$PROBE start_us_bare)")
 done
 # For information: a start whose stamp is gone walks the whole home (and
 # finds nothing to change).
@@ -78,6 +90,9 @@ ratio=$(awk -v a="$chown_us" -v b="$init_us" 'BEGIN {printf "%.1f", a / b}')
 printf 'home: %d files, %d entries; %d runs (median)\n' "$files" "$entries" "$runs"
 printf 'sandbox-init start to the agent'"'"'s execve (warm): %8.1f ms   (runs: %s us)\n' \
 	"$(awk -v u="$init_us" 'BEGIN {print u / 1000}')" "${init_times[*]}"
+harness_us=$(printf '%s\n' "${harness_times[@]}" | median)
+printf 'for information, the harness alone:          %8.1f ms   (env + setpriv + the agent'"'"'s exec; runs: %s us)\n' \
+	"$(awk -v u="$harness_us" 'BEGIN {print u / 1000}')" "${harness_times[*]}"
 printf 'for information, a start without the stamp:  %8.1f ms   (full walk, nothing to change; runs: %s us)\n' \
 	"$(awk -v u="$(printf '%s\n' "${walk_times[@]}" | median)" 'BEGIN {print u / 1000}')" "${walk_times[*]}"
 printf 'chown -R of the same tree:                  %8.1f ms   (runs: %s us)\n' \

@@ -18,7 +18,7 @@ st=0
 # variables, which must all stay out of the agent.
 initenv_run HOST_UID=2345 HOST_GID=2345 CODE_SANDBOX_PROFILE=strict CODE_SANDBOX_DEBUG=1 \
 	EXTRA_ALLOWED_DOMAINS= LD_LIBRARY_PATH=/nonexistent LD_CS_TEST=1 TERM=xterm \
-	-- "$PROBE" report >"$out" 2>"$err" 7</dev/null 8>"$IE/out/leak" 9<"$IE/etc/shadow" || st=$?
+	-- "$PROBE" report >"$out" 2>"$err" 7</dev/null 8>"$IE/out/leak" 9<"$IE/etc/shadow" 1000</dev/null || st=$?
 check "agent exits 0 (status $st)" "$st" -eq 0
 [ "$st" -eq 0 ] || sed 's/^/# /' "$err"
 
@@ -71,6 +71,16 @@ initenv_run HOST_UID=2345 HOST_GID=2345 -- "$IE/bin/probe-suid" report >"$IE/out
 check "as the agent it does not gain euid 0 ($(kv "$IE/out/suid" euid))" "$(kv "$IE/out/suid" euid)" = 2345
 check "as the agent it gains no capability ($(kv "$IE/out/suid" CapEff))" "$(kv "$IE/out/suid" CapEff)" = 0000000000000000
 
+# devuser listed as a member of other groups in the image (sudo among
+# them): the agent still gets no supplementary group but its own.
+cp -a "$IE/etc/group" "$IE/out/group.keep"
+sed -i -E 's/^(sudo|users|audio):([^:]*):([^:]*):$/\1:\2:\3:devuser/' "$IE/etc/group"
+ok "the image lists devuser as a member of sudo" grep -qx 'sudo:x:27:devuser' "$IE/etc/group"
+initenv_run HOST_UID=2345 HOST_GID=2345 -- "$PROBE" report >"$IE/out/groups" 2>/dev/null
+g=$(kv "$IE/out/groups" groups)
+check "membership of sudo/users/audio in the image gives the agent no such group ('$g')" "$g" = "" -o "$g" = 2345
+cp -a "$IE/out/group.keep" "$IE/etc/group"
+
 # Without HOST_UID/HOST_GID: devuser's current ids (now 2345).
 st=0
 initenv_run -- "$PROBE" report >"$out" 2>"$err" || st=$?
@@ -88,6 +98,7 @@ if wait_until 20 grep -q '^sleeping=' "$out" && wait_until 10 initenv_pid1_idle 
 	check "PID 1 CapAmb and CapInh are empty" \
 		"$(awk '/^Cap(Amb|Inh)/ {print $2}' "/proc/$p1/status" | sort -u)" = 0000000000000000
 	check "PID 1 is single-threaded" "$(awk '/^Threads/ {print $2}' "/proc/$p1/status")" = 1
+	diag "PID 1 also has CapBnd $(awk '/^CapBnd/ {print $2}' "/proc/$p1/status"), NoNewPrivs $(awk '/^NoNewPrivs/ {print $2}' "/proc/$p1/status"), Seccomp $(awk '/^Seccomp:/ {print $2}' "/proc/$p1/status")"
 	check "PID 1 still runs as root (uid 0)" "$(awk '/^Uid/ {print $2}' "/proc/$p1/status")" = 0
 	# SIG_IGN survives execve: the agent must get default dispositions all
 	# the same, or Ctrl-C (and SIGPIPE on a closed pipe) stop working.

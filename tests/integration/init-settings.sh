@@ -101,6 +101,32 @@ printf 'not a dir\n' >"$IE/home/devuser/.claude"
 start "the .claude dir replaced by a file"
 locked "the .claude dir file" "$strict"
 
+# The managed-settings directory itself tampered with: writable by others,
+# owned by devuser, a plain file, a symlink to a directory devuser owns.
+dir=$IE/etc/claude-code
+dir_ok() { # dir_ok LABEL
+	check "$1: /etc/claude-code is a root-owned 0755 directory again ($(stat -c %F:%U:%a "$dir"))" \
+		"$(stat -c %F:%U:%a "$dir")" = directory:root:755
+	locked "$1" "$strict"
+}
+chmod 0777 "$dir"
+start "/etc/claude-code world-writable"
+dir_ok "world-writable directory"
+chown 3100:3100 "$dir"
+start "/etc/claude-code owned by devuser"
+dir_ok "devuser-owned directory"
+rm -rf "$dir"
+printf 'x\n' >"$dir"
+start "/etc/claude-code a plain file"
+dir_ok "plain file"
+rm -rf "$dir"
+mkdir "$IE/out/evil-etc"
+chown 3100:3100 "$IE/out/evil-etc"
+ln -s "$IE/out/evil-etc" "$dir"
+start "/etc/claude-code a symlink to a devuser directory"
+dir_ok "symlinked directory"
+check "nothing was written into that symlink's target" "$(find "$IE/out/evil-etc" -mindepth 1 | wc -l)" -eq 0
+
 # A profile that is not in the image: refused before anything changes.
 rm -f "$managed"
 st=0
