@@ -73,7 +73,11 @@ static int chown_entry(struct walk *w, int dirfd, const char *name, const struct
 		return -errno;
 	if (st.st_ino != stx->stx_ino || st.st_dev != stx_dev(stx))
 		return -ESTALE;
-	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1 && st.st_uid == 0)
+	/* A file with a second name may be a hard link devuser made to a file
+	 * it does not own (possible where fs.protected_hardlinks is off, or to
+	 * a file it may write): re-owning it would hand devuser that file, so
+	 * multiply-linked files are never re-owned, whoever owns them. */
+	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1)
 		return -EMLINK;
 	if (fchownat(fd, "", w->uid, w->gid, AT_EMPTY_PATH) < 0)
 		return -errno;
@@ -125,10 +129,8 @@ static int visit(struct walk *w, int dirfd, const char *name, size_t depth)
 	if (stx.stx_uid != w->uid || stx.stx_gid != w->gid) {
 		r = chown_entry(w, dirfd, name, &stx);
 		if (r == -EMLINK) {
-			/* A second name for a root-owned file (a hard link
-			 * devuser made where protected_hardlinks is off):
-			 * chowning it would hand devuser that file. */
-			log_warn("Not re-owning root-owned hard-linked file '%s', ignoring", name);
+			/* See chown_entry(): never re-own a hard-linked file. */
+			log_warn("Not re-owning hard-linked file '%s', ignoring", name);
 			w->skipped_links++;
 		} else if (r == -ENOENT || r == -ESTALE) {
 			return 0; /* changed under us: leave it */
