@@ -56,6 +56,7 @@ static inline void closep(int *fd)
 
 /* Define a cleanup function `name##p` for a pointer type with destructor `fn`. */
 #define DEFINE_TRIVIAL_CLEANUP_FUNC(type, fn)                                                      \
+	/* NOLINTNEXTLINE(bugprone-macro-parentheses): type is a declarator */                    \
 	static inline void fn##p(type *p)                                                          \
 	{                                                                                          \
 		if (*p)                                                                            \
