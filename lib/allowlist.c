@@ -59,9 +59,14 @@ static bool is_hex(char c)
 	return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
+/* ASCII only, independent of the locale (PID 1 never calls setlocale). */
 static char to_lower(char c)
 {
-	return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+	static const char lower[] = "abcdefghijklmnopqrstuvwxyz";
+
+	if (c >= 'A' && c <= 'Z')
+		return lower[c - 'A'];
+	return c;
 }
 
 /* Parses 1..max_digits decimal digits, the whole of s[0..n). Returns the
@@ -206,8 +211,10 @@ static int parse_name(const char *s, size_t n, unsigned line, unsigned col,
 
 	label_start = 0;
 	for (size_t i = 0; i <= n; i++) {
-		char c = i < n ? s[i] : '.';
+		char c = '.'; /* one past the end closes the last label */
 
+		if (i < n)
+			c = s[i];
 		if (c == '.') {
 			size_t len = i - label_start;
 

@@ -18,7 +18,7 @@
 #define EXPECT_NOT_NULL_(p) EXPECT_TRUE((p) != NULL)
 #define EXPECT_GE_(a, b) EXPECT_TRUE((a) >= (b))
 
-#define MAX_TEST_FILE (256u * 1024u)
+#define MAX_TEST_FILE ((size_t)256 * 1024)
 
 static int parse_str(struct allowlist *al, const char *text, struct parse_error *err)
 {
@@ -458,7 +458,7 @@ TEST(limit_entry_count)
 {
 	struct allowlist al = {0};
 	struct parse_error err = {0};
-	size_t size = (ALLOWLIST_MAX_ENTRIES + 2) * 24, len = 0;
+	size_t size = (size_t)(ALLOWLIST_MAX_ENTRIES + 2) * 24, len = 0;
 	char *text = malloc(size);
 
 	ASSERT_NOT_NULL(text);
@@ -476,7 +476,7 @@ TEST(limit_entry_count)
 	allowlist_free(&al);
 
 	/* 1025 in one text: the whole call fails, nothing is kept */
-	len += (size_t)snprintf(text + len, size - len, "h%u.example.com\n", 99999);
+	len += (size_t)snprintf(text + len, size - len, "h%u.example.com\n", 99999u);
 	ASSERT_ERR(allowlist_parse(&al, "big", text, len, NULL, NULL, &err), E2BIG);
 	EXPECT_EQ(err.line, ALLOWLIST_MAX_ENTRIES + 2);
 	EXPECT_EQ(al.n, 0);
