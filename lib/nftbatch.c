@@ -650,6 +650,9 @@ static void rb_lookup(struct rb *rb, int family)
 		nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, NFT_REG_1);
 		(void)nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, v4 ? FW_SET_V4 : FW_SET_V6);
 		nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SET_ID, v4 ? SET_ID_V4 : SET_ID_V6);
+		/* explicit 0 (not inverted): the kernel dumps the flags, so
+		 * the read-back compares like with like */
+		nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_FLAGS, 0);
 	}
 	rb_text(rb, "%s daddr . tcp dport @%s ", v4 ? "ip" : "ip6", v4 ? FW_SET_V4 : FW_SET_V6);
 }
