@@ -9,8 +9,12 @@
  * Why the caps: with hundreds of names sent at once over one UDP socket,
  * replies can overflow the socket's receive buffer; c-ares then only notices
  * at the retry timeout (seconds by default). So at most RESOLVE_MAX_INFLIGHT
- * queries are outstanding, the buffer is enlarged, and the first retry comes
- * after RESOLVE_TIMEOUT_MS. */
+ * queries are outstanding, the buffer is sized to hold all of their replies
+ * (each small datagram costs about 1 KiB of buffer accounting: 512 replies
+ * need ~0.6 MiB), set with SO_RCVBUFFORCE so net.core.rmem_max does not cap
+ * it (PID 1 holds CAP_NET_ADMIN at this point), and the first retry comes
+ * after RESOLVE_TIMEOUT_MS. The cap is high because every round of queries
+ * costs one upstream round trip: 500 names (1000 queries) take two. */
 #include "resolve.h"
 
 #include <arpa/inet.h>
@@ -19,6 +23,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "log.h"
@@ -139,6 +144,19 @@ static void query_cb(void *arg, int status, int timeouts, unsigned char *abuf, i
 	r->finished++;
 }
 
+/* c-ares calls this for every socket it creates: force the receive buffer
+ * past net.core.rmem_max when we may (CAP_NET_ADMIN); otherwise c-ares's
+ * own SO_RCVBUF (capped by rmem_max) stays. */
+static int sock_configure(ares_socket_t fd, int type, void *userdata)
+{
+	int size = RESOLVE_SOCK_RCVBUF;
+
+	(void)userdata;
+	if (type == SOCK_DGRAM)
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size));
+	return 0;
+}
+
 int resolver_new(struct resolver **ret, const struct resolve_server *servers, size_t n_servers,
 		 struct resolve_name *names, size_t n_names, unsigned deadline_ms)
 {
@@ -176,6 +194,7 @@ int resolver_new(struct resolver **ret, const struct resolve_server *servers, si
 		return st == ARES_ENOMEM ? -ENOMEM : -EIO;
 	}
 	r->have_ch = true;
+	ares_set_socket_configure_callback(r->ch, sock_configure, NULL);
 	/* The servers read from the container's original resolv.conf at
 	 * configuration time, not whatever /etc/resolv.conf says now (the
 	 * gate rewrites it to point at itself). */

@@ -17,11 +17,11 @@
 
 #define RESOLVE_MAX_SERVERS 8           /* = NFTBATCH_MAX_UPSTREAMS */
 #define RESOLVE_MAX_ADDRS 16            /* per name and family */
-#define RESOLVE_MAX_INFLIGHT 64         /* queries outstanding at once */
+#define RESOLVE_MAX_INFLIGHT 512        /* queries outstanding at once */
 #define RESOLVE_DEADLINE_MS 3000        /* default overall deadline */
 #define RESOLVE_TIMEOUT_MS 400          /* first try; c-ares doubles it per round */
 #define RESOLVE_TRIES 3
-#define RESOLVE_SOCK_RCVBUF (1 << 20)   /* capped by net.core.rmem_max */
+#define RESOLVE_SOCK_RCVBUF (4 << 20)   /* room for every in-flight reply */
 #define RESOLVE_MAX_RESOLV_CONF 65536
 
 struct resolve_server {
