@@ -88,9 +88,9 @@ int firewall_config_load(struct firewall_config *c, const char *allowlist_path,
 
 	/* The allowlist: --allowlist, $CODE_SANDBOX_ALLOWLIST or the baked
 	 * file, then $EXTRA_ALLOWED_DOMAINS; a bad line names file:line. */
-	r = allowlist_load(&c->al, allowlist_path, c->allowlist_path, sizeof(c->allowlist_path));
+	r = allowlist_load_config(&c->al, allowlist_path, c->allowlist_path, sizeof(c->allowlist_path));
 	if (r < 0)
-		return r; /* allowlist_load logged file:line: reason */
+		return r; /* allowlist_load_config logged file:line: reason */
 
 	/* Ports named anywhere in the allowlist, cut into segments. */
 	r = nftbatch_ports_add(&c->ports, ALLOWLIST_DEFAULT_PORT, ALLOWLIST_DEFAULT_PORT);
@@ -480,33 +480,7 @@ int firewall_print_check(const struct firewall_config *c, FILE *f)
 	int r;
 
 	fprintf(f, "# allowlist (%s), %zu entries\n", c->allowlist_path, c->al.n);
-	for (size_t i = 0; i < c->al.n; i++) {
-		const struct allowlist_entry *e = &c->al.entries[i];
-		char what[ALLOWLIST_MAX_NAME + 64], a[INET6_ADDRSTRLEN] = "?";
-
-		switch (e->kind) {
-		case ALLOWLIST_NAME_EXACT:
-			(void)snprintf(what, sizeof(what), "%s", e->name);
-			break;
-		case ALLOWLIST_NAME_SUFFIX:
-			(void)snprintf(what, sizeof(what), ".%s", e->name);
-			break;
-		case ALLOWLIST_ADDR:
-			(void)inet_ntop(e->family, &e->addr, a, sizeof(a));
-			(void)snprintf(what, sizeof(what), "%s/%u", a, e->prefix_len);
-			break;
-		case ALLOWLIST_KIND_MAX:
-		default:
-			(void)snprintf(what, sizeof(what), "?");
-			break;
-		}
-		if (e->port_lo == e->port_hi)
-			fprintf(f, "%-40s port %u\t# %s:%u\n", what, e->port_lo,
-				e->source ? e->source : "?", e->line);
-		else
-			fprintf(f, "%-40s ports %u-%u\t# %s:%u\n", what, e->port_lo, e->port_hi,
-				e->source ? e->source : "?", e->line);
-	}
+	allowlist_print(f, &c->al);
 	fprintf(f, "# upstream DNS servers (PID 1 only):");
 	for (size_t i = 0; i < c->n_servers; i++) {
 		char a[INET6_ADDRSTRLEN] = "?";
