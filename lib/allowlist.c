@@ -780,7 +780,10 @@ char *allowlist_format_error(const struct parse_error *e, char *buf, size_t size
 {
 	if (size == 0)
 		return buf;
-	if (e->bundle[0])
+	if (e->line == 0) /* not about a line: the file could not be read */
+		(void)snprintf(buf, size, "%s: %s", e->file ? e->file : "?",
+			       e->message ? e->message : "?");
+	else if (e->bundle[0])
 		(void)snprintf(buf, size, "%s:%u:%u: in @%s line %u column %u: %s",
 			       e->file ? e->file : "?", e->line, e->column, e->bundle,
 			       e->bundle_line, e->bundle_column, e->message ? e->message : "?");

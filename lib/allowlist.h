@@ -124,7 +124,8 @@ bool allowlist_contains_addr(const struct allowlist *al, int family, const void 
 void allowlist_free(struct allowlist *al);
 
 /* "FILE:LINE:COLUMN: MESSAGE", or for an error inside a bundle
- * "FILE:LINE:COLUMN: in @NAME line L column C: MESSAGE". Always
+ * "FILE:LINE:COLUMN: in @NAME line L column C: MESSAGE", or "FILE: MESSAGE"
+ * when line is 0 (an I/O error, see firewall/allowlist_load.h). Always
  * NUL-terminates (truncating) when size > 0; returns buf. */
 char *allowlist_format_error(const struct parse_error *e, char *buf, size_t size);
 
