@@ -300,17 +300,20 @@ int firewall_install(const struct firewall_config *c, struct firewall **ret,
 	 * gate can admit them later, nothing is allowed because of them. */
 	r = collect_names(&c->al, &names, &n_names);
 	if (r < 0)
+		/* cppcheck-suppress memleak ; freed by its cleanup attribute */
 		return log_error_errno(r, "Out of memory");
 	st.names = n_names;
 	if (n_names > 0 && c->n_servers > 0) {
 		r = resolver_new(&res, c->servers, c->n_servers, names, n_names, c->resolve_deadline_ms);
 		if (r < 0)
+			/* cppcheck-suppress memleak ; freed by its cleanup attribute */
 			return log_error_errno(r, "Failed to set up the resolver: %m");
 		r = resolver_run(res);
 		/* destroyed here, before anything forks: no resolver socket
 		 * may leak into the agent */
 		res = resolver_free(res);
 		if (r < 0)
+			/* cppcheck-suppress memleak ; freed by its cleanup attribute */
 			return log_error_errno(r, "Failed to resolve the allowlist: %m");
 	}
 	for (size_t i = 0; i < n_names; i++) {

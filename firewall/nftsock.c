@@ -38,10 +38,12 @@ int nftsock_open(struct nftsock **ret)
 		return -ENOMEM;
 	s->nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
 	if (!s->nl)
+		/* cppcheck-suppress memleak ; freed by its cleanup attribute */
 		return negative_errno();
 	if (mnl_socket_bind(s->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
 		int r = negative_errno();
 		(void)mnl_socket_close(s->nl);
+		/* cppcheck-suppress memleak ; freed by its cleanup attribute */
 		return r;
 	}
 	/* Extended acks name the offending attribute (we map it back to the
@@ -55,6 +57,7 @@ int nftsock_open(struct nftsock **ret)
 	 * batch on a recycled port id cannot be mistaken for ours. */
 	s->seq = (uint32_t)time(NULL);
 	*ret = TAKE_PTR(s);
+	/* cppcheck-suppress memleak ; freed by its cleanup attribute */
 	return 0;
 }
 
@@ -187,6 +190,7 @@ int nftsock_send(struct nftsock *s, const struct nftbatch *b, char *reterr, size
 	if (mnl_socket_sendto(s->nl, b->buf, b->len) < 0) {
 		int r = negative_errno();
 		(void)snprintf(reterr, size, "sending the batch (%zu bytes): %s", b->len, strerror(-r));
+		/* cppcheck-suppress memleak ; freed by its cleanup attribute */
 		return r;
 	}
 	for (;;) {
@@ -258,6 +262,7 @@ static int get(struct nftsock *s, char *req, struct dump_state *st)
 	if (!buf)
 		return -ENOMEM;
 	if (mnl_socket_sendto(s->nl, nlh, nlh->nlmsg_len) < 0)
+		/* cppcheck-suppress memleak ; freed by its cleanup attribute */
 		return negative_errno();
 	for (;;) {
 		ssize_t n = mnl_socket_recvfrom(s->nl, buf, NFTSOCK_RECV_BUF);

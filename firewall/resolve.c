@@ -180,10 +180,12 @@ int resolver_new(struct resolver **ret, const struct resolve_server *servers, si
 		return -ENOMEM;
 	r->queries = calloc(2 * n_names + 1, sizeof(*r->queries));
 	if (!r->queries)
+		/* cppcheck-suppress memleak ; freed by its cleanup attribute */
 		return -ENOMEM;
 	st = ares_library_init(ARES_LIB_INIT_ALL);
 	if (st != ARES_SUCCESS) {
 		free(r->queries);
+		/* cppcheck-suppress memleak ; freed by its cleanup attribute */
 		return -ENOMEM;
 	}
 	st = ares_init_options(&r->ch, &opts,

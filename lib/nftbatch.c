@@ -162,7 +162,7 @@ static int cmp_u32(const void *a, const void *b)
 
 void nftbatch_ports_finish(struct nftbatch_ports *p)
 {
-	uint32_t bounds[2 * NFTBATCH_MAX_PORT_RANGES];
+	uint32_t bounds[2 * NFTBATCH_MAX_PORT_RANGES] = { 0 };
 	size_t n = 0, u = 0;
 
 	/* Every range start and every range end + 1 is a boundary; between two
@@ -909,9 +909,10 @@ size_t nftbatch_buffer_size(size_t n_elems)
 
 static int alloc_objects(struct nftbatch *b)
 {
-	b->chains = calloc(3, sizeof(*b->chains));
-	b->sets = calloc(2, sizeof(*b->sets));
-	b->rules = calloc(NFTBATCH_RULES_MAX, sizeof(*b->rules));
+	/* arrays of pointers to libnftnl objects */
+	b->chains = calloc(3, sizeof(void *));
+	b->sets = calloc(2, sizeof(void *));
+	b->rules = calloc(NFTBATCH_RULES_MAX, sizeof(void *));
 	return b->chains && b->sets && b->rules ? 0 : -ENOMEM;
 }
 
@@ -1208,6 +1209,23 @@ int nftbatch_build_elements(struct nftbatch *b, const char *table,
 	return r;
 }
 
+/* Attribute iteration without libmnl's for-each macros (which static
+ * analysers cannot expand): the first attribute after a nfnetlink header,
+ * and whether attr lies within message nlh or nested attribute parent. */
+static struct nlattr *msg_attrs(const struct nlmsghdr *nlh)
+{
+	return mnl_nlmsg_get_payload_offset(nlh, sizeof(struct nfgenmsg));
+}
+
+static bool attr_in(const struct nlattr *attr, const struct nlmsghdr *nlh,
+		    const struct nlattr *parent)
+{
+	const char *end = nlh ? (const char *)mnl_nlmsg_get_payload_tail(nlh)
+			      : (const char *)mnl_attr_get_payload(parent) +
+					mnl_attr_get_payload_len(parent);
+	return mnl_attr_ok(attr, (int)(end - (const char *)attr));
+}
+
 const struct nftbatch_msg *nftbatch_find_seq(const struct nftbatch *b, uint32_t seq)
 {
 	for (size_t i = 0; i < b->n_msgs; i++)
@@ -1226,13 +1244,13 @@ int nftbatch_elem_at_offset(const struct nftbatch *b, const struct nftbatch_msg 
 	if (m->kind != NFTBATCH_MSG_ELEMS || m->offset >= b->len)
 		return -ENOENT;
 	nlh = (const struct nlmsghdr *)(b->buf + m->offset);
-	mnl_attr_for_each(attr, nlh, sizeof(struct nfgenmsg))
+	for (attr = msg_attrs(nlh); attr_in(attr, nlh, NULL); attr = mnl_attr_next(attr))
 		if (mnl_attr_get_type(attr) == NFTA_SET_ELEM_LIST_ELEMENTS)
 			list = attr;
 	if (!list)
 		return -ENOENT;
 	/* the message holds elems[first_elem .. first_elem + n_elems) in order */
-	mnl_attr_for_each_nested(attr, list) {
+	for (attr = mnl_attr_get_payload(list); attr_in(attr, NULL, list); attr = mnl_attr_next(attr)) {
 		size_t at = (size_t)((const char *)attr - (const char *)nlh);
 		if (idx < m->n_elems && offset >= at && offset < at + mnl_attr_get_len(attr))
 			return (int)(m->first_elem + idx);
@@ -1346,10 +1364,10 @@ static int elems_normalize_types(const struct nlmsghdr *nlh, struct nlmsghdr **r
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, nlh, nlh->nlmsg_len);
-	mnl_attr_for_each(attr, copy, sizeof(struct nfgenmsg)) {
+	for (attr = msg_attrs(copy); attr_in(attr, copy, NULL); attr = mnl_attr_next(attr)) {
 		if (mnl_attr_get_type(attr) != NFTA_SET_ELEM_LIST_ELEMENTS)
 			continue;
-		mnl_attr_for_each_nested(el, attr)
+		for (el = mnl_attr_get_payload(attr); attr_in(el, NULL, attr); el = mnl_attr_next(el))
 			el->nla_type = (uint16_t)((el->nla_type & ~NLA_TYPE_MASK) | NFTA_LIST_ELEM);
 	}
 	*ret = copy;
@@ -1394,7 +1412,7 @@ int nftbatch_parse_msg(struct nftbatch *p, const char *table, const void *data)
 		t = nftnl_chain_get_str(o, NFTNL_CHAIN_TABLE);
 		if (!t || strcmp(t, table) != 0 || nftnl_chain_get_u32(o, NFTNL_CHAIN_FAMILY) != NFPROTO_INET)
 			return 0;
-		struct nftnl_chain **arr = realloc(p->chains, (p->n_chains + 1) * sizeof(*arr));
+		struct nftnl_chain **arr = realloc(p->chains, (p->n_chains + 1) * sizeof(void *));
 		if (!arr)
 			return -ENOMEM;
 		p->chains = arr;
@@ -1410,7 +1428,7 @@ int nftbatch_parse_msg(struct nftbatch *p, const char *table, const void *data)
 		t = nftnl_set_get_str(o, NFTNL_SET_TABLE);
 		if (!t || strcmp(t, table) != 0 || nftnl_set_get_u32(o, NFTNL_SET_FAMILY) != NFPROTO_INET)
 			return 0;
-		struct nftnl_set **arr = realloc(p->sets, (p->n_sets + 1) * sizeof(*arr));
+		struct nftnl_set **arr = realloc(p->sets, (p->n_sets + 1) * sizeof(void *));
 		if (!arr)
 			return -ENOMEM;
 		p->sets = arr;
@@ -1426,7 +1444,7 @@ int nftbatch_parse_msg(struct nftbatch *p, const char *table, const void *data)
 		t = nftnl_rule_get_str(o, NFTNL_RULE_TABLE);
 		if (!t || strcmp(t, table) != 0 || nftnl_rule_get_u32(o, NFTNL_RULE_FAMILY) != NFPROTO_INET)
 			return 0;
-		if (grow((void **)&p->rules, p->n_rules, &p->cap_rules, sizeof(*p->rules)) < 0)
+		if (grow((void **)&p->rules, p->n_rules, &p->cap_rules, sizeof(void *)) < 0)
 			return -ENOMEM;
 		p->rules[p->n_rules++] = TAKE_PTR(o);
 		return 0;

@@ -28,7 +28,7 @@
 /* Upper bound of one serialised message: a rule (≤ 24 expressions of ≤ 64
  * bytes) or NFTBATCH_ELEMS_PER_MSG elements of ≤ 96 bytes each. The nested
  * element list must stay below 64 KiB (u16 attribute length). */
-#define NFTBATCH_MAX_MSG 16384
+#define NFTBATCH_MAX_MSG ((size_t)16384)
 #define NFTBATCH_DESC_MAX 192
 #define NFTBATCH_LOG_RATE_PER_S 10      /* blocked-packet log lines per second */
 #define NFTBATCH_LOG_BURST 20

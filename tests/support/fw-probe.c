@@ -34,6 +34,18 @@ static double elapsed_ms(void)
 	return (double)(t.tv_sec - t0.tv_sec) * 1000.0 + (double)(t.tv_nsec - t0.tv_nsec) / 1e6;
 }
 
+static int parse_ms(const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v <= 0 || v > 600000)
+		return -1;
+	return (int)v;
+}
+
 static int report_errno(int e)
 {
 	const char *name = strerrorname_np(e);
@@ -90,9 +102,11 @@ int main(int argc, char **argv)
 		if (errno || *end || port == 0 || port > 65535)
 			return 3;
 		if (argc > 4)
-			timeout = atoi(argv[4]);
+			timeout = parse_ms(argv[4]);
 	} else if (argc > 3)
-		timeout = atoi(argv[3]);
+		timeout = parse_ms(argv[3]);
+	if (timeout <= 0)
+		return 3;
 	if (inet_pton(AF_INET, argv[2], &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
 		family = AF_INET;
 		((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)port);
@@ -179,11 +193,11 @@ int main(int argc, char **argv)
 			n = recv(fd, buf, sizeof(buf), 0);
 			if (n < 0)
 				return report_errno(errno);
-			if (family == AF_INET && n >= 20 + 8 && buf[(buf[0] & 0xf) * 4] == ICMP_ECHOREPLY)
+			if (family == AF_INET && n >= 20 + 8 && buf[(size_t)(buf[0] & 0xf) * 4] == ICMP_ECHOREPLY)
 				return report("ok", 0);
 			if (family == AF_INET6 && n >= 8 && buf[0] == ICMP6_ECHO_REPLY)
 				return report("ok", 0);
-			if (family == AF_INET && n >= 20 + 8 && buf[(buf[0] & 0xf) * 4] == ICMP_DEST_UNREACH)
+			if (family == AF_INET && n >= 20 + 8 && buf[(size_t)(buf[0] & 0xf) * 4] == ICMP_DEST_UNREACH)
 				return report("EHOSTUNREACH", 1);
 			if (family == AF_INET6 && n >= 8 && buf[0] == ICMP6_DST_UNREACH)
 				return report("EHOSTUNREACH", 1);

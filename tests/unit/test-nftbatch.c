@@ -216,8 +216,8 @@ TEST(every_rule_is_present)
 		"rule input#5: counter",
 		"set allow_v4 elements #0-#3 (169.254.169.254 . 80 ... 198.51.100.11 . 443 timeout 90s)",
 		"set allow_v6 elements #4-#5",
-		"add table inet " TABLE,
-		"delete table inet " TABLE,
+		"add table inet cs_unit",
+		"delete table inet cs_unit",
 	};
 	struct nftbatch_config cfg = std_config();
 	size_t size = nftbatch_buffer_size(cfg.n_elems);
