@@ -97,7 +97,7 @@ int firewall_config_load(struct firewall_config *c, const char *allowlist_path,
 	for (size_t i = 0; r >= 0 && i < c->al.n; i++)
 		r = nftbatch_ports_add(&c->ports, c->al.entries[i].port_lo, c->al.entries[i].port_hi);
 	if (r < 0)
-		return log_error_errno(r, "Invalid port ranges in the allowlist: %m");
+		return log_error_errno(r, "Invalid port ranges in the allowlist: %s", strerror(-r));
 	nftbatch_ports_finish(&c->ports);
 
 	/* Literal addresses and CIDRs: in the sets for good. */
@@ -109,7 +109,7 @@ int firewall_config_load(struct firewall_config *c, const char *allowlist_path,
 			entry_to_elem(&c->al.entries[i], &lit[n_lit++]);
 	r = nftbatch_elems_normalize(&c->ports, NULL, 0, lit, n_lit, &c->literals, &c->n_literals);
 	if (r < 0)
-		return log_error_errno(r, "Invalid address entries in the allowlist: %m");
+		return log_error_errno(r, "Invalid address entries in the allowlist: %s", strerror(-r));
 
 	/* The container's resolvers, before the DNS gate points resolv.conf
 	 * at itself. None is not fatal: the default deny still goes in, but
@@ -118,7 +118,7 @@ int firewall_config_load(struct firewall_config *c, const char *allowlist_path,
 		resolv_conf = FIREWALL_RESOLV_CONF;
 	r = read_small_file(resolv_conf, &text, &len);
 	if (r < 0)
-		log_warn_errno(r, "Failed to read '%s': %m, resolving nothing", resolv_conf);
+		log_warn_errno(r, "Failed to read '%s': %s, resolving nothing", resolv_conf, strerror(-r));
 	else
 		c->n_servers = resolve_parse_resolv_conf(text, len, c->servers, RESOLVE_MAX_SERVERS);
 	if (c->n_servers == 0)
@@ -307,14 +307,14 @@ int firewall_install(const struct firewall_config *c, struct firewall **ret,
 		r = resolver_new(&res, c->servers, c->n_servers, names, n_names, c->resolve_deadline_ms);
 		if (r < 0)
 			/* cppcheck-suppress memleak ; freed by its cleanup attribute */
-			return log_error_errno(r, "Failed to set up the resolver: %m");
+			return log_error_errno(r, "Failed to set up the resolver: %s", strerror(-r));
 		r = resolver_run(res);
 		/* destroyed here, before anything forks: no resolver socket
 		 * may leak into the agent */
 		res = resolver_free(res);
 		if (r < 0)
 			/* cppcheck-suppress memleak ; freed by its cleanup attribute */
-			return log_error_errno(r, "Failed to resolve the allowlist: %m");
+			return log_error_errno(r, "Failed to resolve the allowlist: %s", strerror(-r));
 	}
 	for (size_t i = 0; i < n_names; i++) {
 		if (names[i].n_addrs > 0) {
@@ -339,7 +339,7 @@ int firewall_install(const struct firewall_config *c, struct firewall **ret,
 		r = nftbatch_elems_normalize(&c->ports, c->literals, c->n_literals, dyn, n_dyn, &norm,
 					     &n_norm);
 		if (r < 0)
-			return log_error_errno(r, "Failed to prepare set elements: %m");
+			return log_error_errno(r, "Failed to prepare set elements: %s", strerror(-r));
 		n_all = c->n_literals + n_norm;
 		all = calloc(n_all + 1, sizeof(*all));
 		if (!all)
@@ -353,7 +353,7 @@ int firewall_install(const struct firewall_config *c, struct firewall **ret,
 
 	r = nftsock_open(&fw->nft);
 	if (r < 0)
-		return log_error_errno(r, "Failed to open a netfilter netlink socket: %m");
+		return log_error_errno(r, "Failed to open a netfilter netlink socket: %s", strerror(-r));
 	{
 		struct nftbatch_elem ups[RESOLVE_MAX_SERVERS];
 		struct nftbatch_config cfg = {
@@ -383,7 +383,7 @@ int firewall_install(const struct firewall_config *c, struct firewall **ret,
 		r = nftbatch_build_ruleset(&b, &cfg, buf, size, nftsock_seq(fw->nft));
 		if (r < 0) {
 			fw->nft = nftsock_close(fw->nft);
-			return log_error_errno(r, "Failed to build the nftables batch: %m");
+			return log_error_errno(r, "Failed to build the nftables batch: %s", strerror(-r));
 		}
 	}
 	st.build_us = now_us() - t;
@@ -457,7 +457,7 @@ int firewall_admit(void *userdata, const struct fw_admit *elems, size_t n)
 	}
 	r = nftbatch_elems_normalize(&c->ports, c->literals, c->n_literals, in, n, &norm, &n_norm);
 	if (r < 0)
-		return log_warn_errno(r, "Cannot admit %zu addresses: %m", n);
+		return log_warn_errno(r, "Cannot admit %zu addresses: %s", n, strerror(-r));
 	if (n_norm == 0)
 		return 0; /* all covered by literal entries */
 	size = 4 * NFTBATCH_MAX_MSG + n_norm * 128;
@@ -466,7 +466,7 @@ int firewall_admit(void *userdata, const struct fw_admit *elems, size_t n)
 		return -ENOMEM;
 	r = nftbatch_build_elements(&b, c->table, norm, n_norm, buf, size, nftsock_seq(fw->nft));
 	if (r < 0)
-		return log_warn_errno(r, "Failed to build the element batch: %m");
+		return log_warn_errno(r, "Failed to build the element batch: %s", strerror(-r));
 	r = nftsock_send(fw->nft, &b, err, sizeof(err));
 	if (r < 0)
 		log_warn_errno(r, "Failed to admit into table inet %s: %s", c->table, err);
@@ -509,7 +509,7 @@ int firewall_print_check(const struct firewall_config *c, FILE *f)
 		r = nftbatch_build_ruleset(&b, &cfg, buf, size, 1);
 	}
 	if (r < 0)
-		return log_error_errno(r, "Failed to build the ruleset: %m");
+		return log_error_errno(r, "Failed to build the ruleset: %s", strerror(-r));
 	nftbatch_print(&b, f);
 	nftbatch_done(&b);
 	return 0;

@@ -286,7 +286,7 @@ static int get(struct nftsock *s, char *req, struct dump_state *st)
 static int read_back_once(struct nftsock *s, const char *table, struct nftbatch *parsed,
 			  bool *interrupted)
 {
-	char req[MNL_SOCKET_BUFFER_SIZE];
+	char req[NFTSOCK_REQ_BUF];
 	struct dump_state st = { .parsed = parsed, .table = table };
 	struct nlmsghdr *nlh;
 	int r;
@@ -400,7 +400,7 @@ int nftsock_verify(struct nftsock *s, const struct nftbatch *built, char *reterr
 
 int nftsock_delete_table(struct nftsock *s, const char *table, char *reterr, size_t size)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
+	char buf[NFTSOCK_REQ_BUF];
 	struct nftbatch b = { .buf = buf, .buf_size = sizeof(buf) };
 	struct nftbatch_msg msg = { .kind = NFTBATCH_MSG_TABLE };
 	struct mnl_nlmsg_batch *mb = mnl_nlmsg_batch_start(buf, sizeof(buf));

@@ -11,6 +11,7 @@
 
 #define NFTSOCK_ERR_MAX 512
 #define NFTSOCK_RECV_BUF 65536     /* one recv of acks or dump replies */
+#define NFTSOCK_REQ_BUF 8192        /* one GET request or the delete-table batch */
 #define NFTSOCK_ACK_BOUND 256      /* bytes one (extended, capped) ack may take */
 #define NFTSOCK_DUMP_RETRIES 3     /* a dump interrupted by a concurrent change */
 

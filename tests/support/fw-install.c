@@ -59,11 +59,11 @@ static int serve(struct firewall *fw, const struct firewall_config *c, unsigned 
 
 	r = gate_new(&gc, &g);
 	if (r < 0)
-		return log_error_errno(r, "Failed to start the DNS gate: %m");
+		return log_error_errno(r, "Failed to start the DNS gate: %s", strerror(-r));
 	if (resolv_out) {
 		r = gate_resolv_conf_write(resolv_out, gate_has_ipv6(g));
 		if (r < 0)
-			log_warn_errno(r, "Failed to write '%s': %m, ignoring", resolv_out);
+			log_warn_errno(r, "Failed to write '%s': %s, ignoring", resolv_out, strerror(-r));
 	}
 	gate_loop_source(g, &src[n_src++]);
 	if (nflog_new(FW_NFLOG_GROUP, &nl) >= 0)
