@@ -181,7 +181,7 @@ static int packet_cb(const struct nlmsghdr *nlh, void *data)
 	struct packet_attrs pa = {0};
 	const struct nfgenmsg *nfg;
 	struct pktinfo pi;
-	char what[PKTINFO_TEXT_MAX], uid[32] = "";
+	char what[PKTINFO_TEXT_MAX], uid[32];
 	uint64_t suppressed;
 	int family;
 
@@ -212,12 +212,19 @@ static int packet_cb(const struct nlmsghdr *nlh, void *data)
 		n->stats.bad++;
 		return MNL_CB_OK;
 	}
+	/* Packets without a sending socket come from the kernel itself (IPv6
+	 * multicast listener reports, resets and ICMP errors it generates):
+	 * not an attempt of the agent, and only noise to the user. Counted,
+	 * not printed. */
+	if (!pa.tb[NFULA_UID] || mnl_attr_get_payload_len(pa.tb[NFULA_UID]) != sizeof(uint32_t)) {
+		n->stats.kernel++;
+		return MNL_CB_OK;
+	}
 	if (!ratelimit_allow(&n->rl, now_ms(), &suppressed))
 		return MNL_CB_OK;
 	if (suppressed)
 		log_warn("%llu more blocked packets not shown", (unsigned long long)suppressed);
-	if (pa.tb[NFULA_UID] && mnl_attr_get_payload_len(pa.tb[NFULA_UID]) == sizeof(uint32_t))
-		(void)snprintf(uid, sizeof(uid), " from uid %u", ntohl(mnl_attr_get_u32(pa.tb[NFULA_UID])));
+	(void)snprintf(uid, sizeof(uid), " from uid %u", ntohl(mnl_attr_get_u32(pa.tb[NFULA_UID])));
 	log_warn("blocked %s%s (not in the allowlist)", pktinfo_format(&pi, what, sizeof(what)), uid);
 	n->stats.printed++;
 	return MNL_CB_OK;

@@ -23,6 +23,7 @@ struct nflog;
 struct nflog_stats {
 	uint64_t packets; /* blocked packets reported by the kernel */
 	uint64_t printed; /* lines printed */
+	uint64_t kernel;  /* packets without a sending socket: counted, not printed */
 	uint64_t bad;     /* messages that could not be parsed */
 	uint64_t lost;    /* ENOBUFS: the kernel dropped messages */
 };
