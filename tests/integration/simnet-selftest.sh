@@ -130,6 +130,36 @@ else
 	skip "slowdns burst" "slowdns/dnsburst not built in $BUILD_DIR"
 fi
 
+# bench/fw-baseline.sh, the shell practice the start-up benchmark compares
+# against. Its guard is tested with a fake iptables first in PATH, so even a
+# broken guard could not touch this machine's firewall.
+fakebin="$SIMNET_DIR/fakebin"
+mkdir -p "$fakebin"
+printf '#!/bin/sh\necho "$@" >>"%s/iptables.calls"\nexit 1\n' "$SIMNET_DIR" >"$fakebin/iptables"
+chmod 0755 "$fakebin/iptables"
+printf '# names\nallowed.test\nunresolvable.test\n' >"$SIMNET_DIR/domains"
+baseline="$SOURCE_DIR/bench/fw-baseline.sh"
+nok "fw-baseline.sh refuses the initial network namespace" \
+	env PATH="$fakebin:$PATH" "$baseline" "$SIMNET_DIR/domains"
+check "... before running any iptables command" ! -e "$SIMNET_DIR/iptables.calls"
+if simnet_exec_sbx iptables -S >/dev/null 2>&1; then
+	simnet_dns_set allowed.test "$A4" >/dev/null
+	simnet_listen "$B4" 443 tcp >/dev/null
+	check "control: blocked host reachable before the baseline runs" \
+		"$(simnet_exec_sbx socat -T3 - "TCP4:$B4:443" </dev/null)" = "simnet $B4 443 tcp"
+	ok "fw-baseline.sh runs in sbx (one name unresolvable: warned, skipped)" \
+		simnet_exec_sbx_resolv "$baseline" "$SIMNET_DIR/domains"
+	check "one ACCEPT rule for the resolved address" \
+		"$(simnet_exec_sbx iptables -S OUTPUT | grep -c -- "-d $A4/32 -j ACCEPT")" = 1
+	check "allowed host reachable through it" \
+		"$(simnet_exec_sbx socat -T3 - "TCP4:$A4:443" </dev/null)" = "simnet $A4 443 tcp"
+	nok "blocked host rejected by it" simnet_exec_sbx socat -T3 - "TCP4:$B4:443" </dev/null
+	check "IPv6 stays open, as in that practice" \
+		"$(simnet_exec_sbx curl -sk --max-time 5 "https://[$B6]/")" = "simnet $B6 443 https"
+else
+	skip "fw-baseline.sh in sbx" "iptables does not work here"
+fi
+
 simnet_down
 ok "simnet_down removed both namespaces" bash -c "! ip netns list | grep -q 'cs-simtest-$$-'"
 tap_done
