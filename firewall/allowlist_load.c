@@ -85,6 +85,14 @@ static int read_capped(int dirfd, const char *name, char **ret_text, size_t *ret
 		*ret_what = "file larger than 256 KiB";
 		return -EFBIG;
 	}
+	{
+		/* Give back what the cap reserved; keep the old block if this fails. */
+		char *fit = realloc(buf, len + 1);
+
+		if (fit)
+			buf = fit;
+	}
+	buf[len] = 0;
 	*ret_text = TAKE_PTR(buf);
 	*ret_len = len;
 	return 0;

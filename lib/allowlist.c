@@ -687,6 +687,8 @@ static size_t query_name_len(const char *name)
 		if (++label > ALLOWLIST_MAX_LABEL)
 			return 0;
 	}
+	if (label == 0)
+		return 0; /* "example.com.." : an empty last label */
 	return n;
 }
 

@@ -628,6 +628,8 @@ TEST(match_names_exact_suffix_label_boundary_and_case)
 	EXPECT_NULL_(allowlist_match_name(&al, "example.com"));
 	EXPECT_NULL_(allowlist_match_name(&al, "api.example.com.evil"));
 	EXPECT_NULL_(allowlist_match_name(&al, "api.example.com.."));
+	EXPECT_NULL_(allowlist_match_name(&al, "a.example.org.."));
+	EXPECT_NULL_(allowlist_match_name(&al, "example.org.."));
 	EXPECT_NULL_(allowlist_match_name(&al, "xapi.example.com"));
 
 	EXPECT_TRUE(allowlist_match_name(&al, "example.org") == &al.entries[1]);
