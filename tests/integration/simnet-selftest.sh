@@ -103,6 +103,8 @@ check "https by name over IPv6 (curl, resolv.conf)" \
 	"$(simnet_exec_sbx_resolv curl -sk --max-time 5 https://web.test/)" = "simnet $B6 443 https"
 check "listener log names the sbx peer" \
 	"$(awk '{print $1; exit}' "$(simnet_listen_log "$A4" 443 tcp)")" = "$SIMNET_SBX_V4"
+ok "listen on a new fake host adds it" simnet_listen 198.51.100.77 8080 http
+check "http over IPv4 (curl)" "$(simnet_exec_sbx curl -s --max-time 5 http://198.51.100.77:8080/)" = "simnet 198.51.100.77 8080 http"
 nok "a port nobody listens on is refused" simnet_exec_sbx timeout 5 bash -c "exec 3<>/dev/tcp/$A4/9"
 nok "simnet_add_host refuses 192.0.2.99 (outside the fake ranges)" simnet_add_host 192.0.2.99
 

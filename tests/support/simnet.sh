@@ -49,7 +49,8 @@
 #   simnet_dns_log                print the path of dnsmasq's query log
 #   simnet_dns_queried NAME       true when the log shows a query for NAME
 #   simnet_listen ADDR PORT [tcp|udp|tls|http|https]
-#                                 start a listener in sim answering
+#                                 start a listener in sim (adding ADDR as a
+#                                 fake host if needed) answering
 #                                 "simnet ADDR PORT PROTO" (http/https: as the
 #                                 body of an HTTP/1.0 200 reply); waits until
 #                                 it listens. One log line per connection:
@@ -334,6 +335,10 @@ simnet_listen() { # simnet_listen ADDR PORT [tcp|udp|tls|http|https]
 	local addr=${1:?usage: simnet_listen ADDR PORT [PROTO]} port=${2:?} proto=${3:-tcp}
 	local fam=4 bind=$addr mode=$proto log lspec ss_opt=-Hltn
 	case $addr in *:*) fam=6 bind="[$addr]" ;; esac
+	# A fake host that does not exist yet is added on the fly.
+	if ! ip -n "$SIMNET_SIM" addr show dev lo | grep -qF " $addr/"; then
+		simnet_add_host "$addr" || return 1
+	fi
 	simnet_write_responder || return 1
 	case $proto in
 	tcp | http) lspec="TCP$fam-LISTEN:$port,bind=$bind,reuseaddr,fork,backlog=512" ;;
