@@ -561,6 +561,25 @@ TEST(bundle_errors)
 	allowlist_free(&al);
 }
 
+TEST(limit_bundle_name_and_extra_entry_length)
+{
+	struct allowlist al = {0};
+	struct parse_error err = {0};
+	char line[ALLOWLIST_MAX_LINE + 8];
+	char *name;
+
+	/* 32 characters: a valid name, just not a known bundle */
+	(void)snprintf(line, sizeof(line), "@%s", "abcdefghijklmnopqrstuvwxyz012345");
+	ASSERT_ERR(allowlist_parse(&al, "t", line, strlen(line), lookup_bundle, NULL, &err), EINVAL);
+	EXPECT_STREQ(err.message, "unknown bundle");
+	/* an EXTRA entry of exactly 512 bytes is parsed (and fails as a name) */
+	name = repeat('a', ALLOWLIST_MAX_LINE);
+	ASSERT_ERR(allowlist_parse_extra(&al, name, NULL, NULL, &err), EINVAL);
+	EXPECT_STREQ(err.message, "name longer than 253 characters");
+	free(name);
+	EXPECT_EQ(al.n, 0);
+}
+
 TEST(extra_allowed_domains)
 {
 	struct allowlist al = {0};
