@@ -216,7 +216,8 @@ simnet_add_host() { # simnet_add_host ADDR...
 
 # First IPv4 (else IPv6) answer dnsmasq gives for NAME, as seen from sim.
 simnet_dns_first() { # simnet_dns_first NAME TYPE
-	simnet_exec_sim dig @"$SIMNET_SIM_V4" +short +time=1 +tries=1 "$1" "$2" 2>/dev/null | head -n1
+	# awk reads everything (head would cut dig off: SIGPIPE under pipefail).
+	simnet_exec_sim dig @"$SIMNET_SIM_V4" +short +time=1 +tries=1 "$1" "$2" 2>/dev/null | awk 'NR == 1'
 }
 
 simnet_dns_wait() { # simnet_dns_wait NAME TYPE EXPECTED ("" = no answer)
@@ -333,10 +334,12 @@ simnet_write_cert() {
 
 simnet_listen() { # simnet_listen ADDR PORT [tcp|udp|tls|http|https]
 	local addr=${1:?usage: simnet_listen ADDR PORT [PROTO]} port=${2:?} proto=${3:-tcp}
-	local fam=4 bind=$addr mode=$proto log lspec ss_opt=-Hltn
+	local fam=4 bind=$addr mode=$proto log lspec ss_opt=-Hltn have
 	case $addr in *:*) fam=6 bind="[$addr]" ;; esac
 	# A fake host that does not exist yet is added on the fly.
-	if ! ip -n "$SIMNET_SIM" addr show dev lo | grep -qF " $addr/"; then
+	# (No "| grep -q": under pipefail, grep's early exit fails the pipeline.)
+	have=$(ip -n "$SIMNET_SIM" addr show dev lo) || return 1
+	if [[ $have != *" $addr/"* ]]; then
 		simnet_add_host "$addr" || return 1
 	fi
 	simnet_write_responder || return 1
