@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+#!/usr/bin/env bash
 # A simulated internet for integration tests and benchmarks: nothing leaves
 # the machine. Source it (after tests/support/tap.sh if you like):
 #
