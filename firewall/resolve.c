@@ -291,19 +291,31 @@ int resolver_prepare(void *userdata, struct pollfd *fds, size_t max, int *timeou
 	bits = ares_getsock(r->ch, socks, ARES_GETSOCK_MAXNUM);
 	for (int i = 0; i < ARES_GETSOCK_MAXNUM && n < max; i++) {
 		short ev = 0;
-		if (ARES_GETSOCK_READABLE(bits, i))
+		/* ARES_GETSOCK_READABLE/WRITABLE, in unsigned arithmetic: the
+		 * macros shift a signed 1 into bit 31 (undefined) */
+		if ((unsigned)bits & (1u << i))
 			ev |= POLLIN;
-		if (ARES_GETSOCK_WRITABLE(bits, i))
+		if ((unsigned)bits & (1u << (i + ARES_GETSOCK_MAXNUM)))
 			ev |= POLLOUT;
 		if (!ev)
 			continue;
 		fds[n++] = (struct pollfd){ .fd = socks[i], .events = ev };
 	}
-	maxtv.tv_sec = (time_t)((r->deadline_ms - now) / 1000);
-	maxtv.tv_usec = (suseconds_t)((r->deadline_ms - now) % 1000) * 1000;
-	if (ares_timeout(r->ch, &maxtv, &tv)) {
-		/* round up so we never spin on a sub-millisecond timeout */
-		int ms = (int)(tv.tv_sec * 1000 + (tv.tv_usec + 999) / 1000);
+	{
+		uint64_t left = r->deadline_ms - now; /* > 0: checked above */
+		int ms = (int)left;
+
+		maxtv.tv_sec = (time_t)(left / 1000);
+		maxtv.tv_usec = (suseconds_t)(left % 1000) * 1000;
+		/* ares_timeout() can report a far-off time after a send
+		 * failed with ECONNREFUSED (c-ares 1.18): never wait past
+		 * our own deadline whatever it says. Rounded up so we never
+		 * spin on a sub-millisecond timeout. */
+		if (ares_timeout(r->ch, &maxtv, &tv)) {
+			uint64_t t = (uint64_t)tv.tv_sec * 1000 + ((uint64_t)tv.tv_usec + 999) / 1000;
+			if (t < left)
+				ms = (int)t;
+		}
 		if (*timeout_ms < 0 || ms < *timeout_ms)
 			*timeout_ms = ms;
 	}
