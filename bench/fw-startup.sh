@@ -67,10 +67,14 @@ make_names() { # make_names N
 	simnet_dns_set_many "$hosts"
 }
 
-reset_sbx() {
+reset_sbx() { # both firewalls off again (inside sbx only)
+	local chain
 	simnet_exec_sbx nft delete table inet code_sandbox >/dev/null 2>&1
-	simnet_exec_sbx iptables -F OUTPUT >/dev/null 2>&1
-	simnet_exec_sbx iptables -P OUTPUT ACCEPT >/dev/null 2>&1
+	simnet_exec_sbx iptables -F >/dev/null 2>&1
+	simnet_exec_sbx iptables -X >/dev/null 2>&1
+	for chain in INPUT FORWARD OUTPUT; do
+		simnet_exec_sbx iptables -P "$chain" ACCEPT >/dev/null 2>&1
+	done
 }
 
 run_ours() { # run_ours N: prints wall ms
@@ -88,8 +92,12 @@ run_base() { # run_base N: prints wall ms
 	local t0 t1
 	reset_sbx
 	t0=$(now_ns)
-	simnet_exec_sbx "$BASELINE" "$SIMNET_DIR/allowlist.$1" "$(awk '{print $2; exit}' "$SIMNET_SLOW_RESOLV")" \
+	# dig reads /etc/resolv.conf: the slow forwarder's, bind-mounted
+	RESOLV=$SIMNET_SLOW_RESOLV simnet_exec_sbx_resolv "$BASELINE" "$SIMNET_DIR/allowlist.$1" \
 		>"$SIMNET_DIR/base.out" 2>&1 || { cat "$SIMNET_DIR/base.out" >&2; return 1; }
+	# it really installed a rule per address (2 IPv4 per name)
+	[ "$(simnet_exec_sbx iptables -S OUTPUT | grep -c -- '-j ACCEPT$')" -ge $((2 * $1)) ] ||
+		{ echo "baseline installed too few rules" >&2; return 1; }
 	t1=$(now_ns)
 	echo $(((t1 - t0) / 1000)) | awk '{printf "%.1f\n", $1 / 1000}'
 }
