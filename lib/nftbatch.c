@@ -19,9 +19,9 @@
  * allowlist entries) and port ranges (`:LOW-HIGH`); with a concatenation the
  * kernel picks the pipapo backend, which supports per-element timeouts
  * (verified on this 6.18 kernel: element add, timeout refresh on re-add,
- * EEXIST on partial overlap). Pipapo refuses partially overlapping
- * elements, hence the port segments and the coverage filter of
- * nftbatch_elems_normalize().
+ * EEXIST on overlap). Pipapo refuses an element whose start or end falls
+ * inside an existing, different element, hence the port segments and the
+ * coverage filter of nftbatch_elems_normalize().
  */
 #include "nftbatch.h"
 
