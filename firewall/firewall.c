@@ -18,9 +18,21 @@
 #include "netaddr.h"
 #include "nftsock.h"
 
+/* What was admitted with a timeout, and until when (CLOCK_MONOTONIC ms):
+ * re-adding an element sets its timeout to the new value, so an address
+ * shared by two names (a CDN) would otherwise lose the longer lifetime of
+ * the first answer to a later, shorter TTL of the second. Elements that
+ * already live long enough are left alone. */
+struct track {
+	uint64_t expires_ms;
+	struct nftbatch_elem e; /* per port segment, as sent; timeout_ms unused */
+};
+
 struct firewall {
 	const struct firewall_config *c;
 	struct nftsock *nft;
+	struct track *track;
+	size_t n_track;
 };
 
 static uint64_t now_us(void)
@@ -29,6 +41,44 @@ static uint64_t now_us(void)
 
 	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static bool same_elem(const struct nftbatch_elem *a, const struct nftbatch_elem *b)
+{
+	return a->family == b->family && a->port_lo == b->port_lo && a->port_hi == b->port_hi &&
+	       a->prefix_len == b->prefix_len &&
+	       memcmp(&a->addr, &b->addr, a->family == AF_INET ? 4 : 16) == 0;
+}
+
+static struct track *track_find(struct firewall *fw, const struct nftbatch_elem *e, uint64_t now)
+{
+	for (size_t i = 0; i < fw->n_track; i++)
+		if (fw->track[i].expires_ms > now && same_elem(&fw->track[i].e, e))
+			return &fw->track[i];
+	return NULL;
+}
+
+/* Records that e lives until now + its timeout. Best effort: when the table
+ * is full of live entries the element is just not remembered (then a
+ * later shorter answer may shorten it, as without tracking). */
+static void track_note(struct firewall *fw, const struct nftbatch_elem *e, uint64_t now)
+{
+	struct track *t = track_find(fw, e, now);
+
+	if (!t) {
+		if (fw->n_track == FIREWALL_TRACK_MAX) {
+			size_t k = 0;
+			for (size_t i = 0; i < fw->n_track; i++)
+				if (fw->track[i].expires_ms > now)
+					fw->track[k++] = fw->track[i];
+			fw->n_track = k;
+		}
+		if (fw->n_track == FIREWALL_TRACK_MAX)
+			return;
+		t = &fw->track[fw->n_track++];
+		t->e = *e;
+	}
+	t->expires_ms = now + e->timeout_ms;
 }
 
 /* Reads a small file whole (resolv.conf). */
@@ -276,13 +326,18 @@ static const char *ares_status_str(int st)
 	return st < 0 ? "not finished" : ares_strerror(st);
 }
 
+static void firewall_freep(struct firewall **fw)
+{
+	*fw = firewall_free(*fw);
+}
+
 int firewall_install(const struct firewall_config *c, struct firewall **ret,
 		     struct firewall_stats *stats)
 {
 	_cleanup_free_ struct resolve_name *names = NULL;
 	_cleanup_free_ struct nftbatch_elem *dyn = NULL, *all = NULL;
 	_cleanup_free_ char *buf = NULL;
-	_cleanup_free_ struct firewall *fw = NULL;
+	_cleanup_(firewall_freep) struct firewall *fw = NULL;
 	struct firewall_stats st = { 0 };
 	struct nftbatch b = { 0 };
 	struct resolver *res = NULL;
@@ -340,6 +395,11 @@ int firewall_install(const struct firewall_config *c, struct firewall **ret,
 					     &n_norm);
 		if (r < 0)
 			return log_error_errno(r, "Failed to prepare set elements: %s", strerror(-r));
+		fw->track = calloc(FIREWALL_TRACK_MAX, sizeof(*fw->track));
+		if (!fw->track)
+			return log_error_errno(-ENOMEM, "Out of memory");
+		for (size_t i = 0; i < n_norm; i++)
+			track_note(fw, &norm[i], now_us() / 1000);
 		n_all = c->n_literals + n_norm;
 		all = calloc(n_all + 1, sizeof(*all));
 		if (!all)
@@ -428,6 +488,7 @@ int firewall_admit(void *userdata, const struct fw_admit *elems, size_t n)
 	struct nftbatch b = { 0 };
 	size_t n_norm = 0, size;
 	char err[NFTSOCK_ERR_MAX];
+	uint64_t now;
 	int r;
 
 	if (n == 0)
@@ -458,8 +519,21 @@ int firewall_admit(void *userdata, const struct fw_admit *elems, size_t n)
 	r = nftbatch_elems_normalize(&c->ports, c->literals, c->n_literals, in, n, &norm, &n_norm);
 	if (r < 0)
 		return log_warn_errno(r, "Cannot admit %zu addresses: %s", n, strerror(-r));
+	/* Leave alone what already lives at least as long as this answer
+	 * says (see struct track). */
+	now = now_us() / 1000;
+	{
+		size_t k = 0;
+		for (size_t i = 0; i < n_norm; i++) {
+			const struct track *t = track_find(fw, &norm[i], now);
+			if (t && t->expires_ms >= now + norm[i].timeout_ms)
+				continue;
+			norm[k++] = norm[i];
+		}
+		n_norm = k;
+	}
 	if (n_norm == 0)
-		return 0; /* all covered by literal entries */
+		return 0; /* all covered by literal entries or live long enough */
 	size = 4 * NFTBATCH_MAX_MSG + n_norm * 128;
 	buf = malloc(size);
 	if (!buf)
@@ -470,6 +544,9 @@ int firewall_admit(void *userdata, const struct fw_admit *elems, size_t n)
 	r = nftsock_send(fw->nft, &b, err, sizeof(err));
 	if (r < 0)
 		log_warn_errno(r, "Failed to admit into table inet %s: %s", c->table, err);
+	else
+		for (size_t i = 0; i < n_norm; i++)
+			track_note(fw, &norm[i], now);
 	nftbatch_done(&b);
 	return r;
 }
@@ -530,6 +607,7 @@ struct firewall *firewall_free(struct firewall *fw)
 	if (!fw)
 		return NULL;
 	fw->nft = nftsock_close(fw->nft);
+	free(fw->track);
 	free(fw);
 	return NULL;
 }

@@ -26,6 +26,7 @@
 #define FIREWALL_ENV_EXTRA "EXTRA_ALLOWED_DOMAINS"
 #define FIREWALL_MAX_NAMES ALLOWLIST_MAX_ENTRIES
 #define FIREWALL_ADMIT_MAX 256 /* elements in one admit call (after port segments) */
+#define FIREWALL_TRACK_MAX 16384 /* admitted elements whose lifetime PID 1 remembers */
 
 struct firewall_config {
 	struct allowlist al;

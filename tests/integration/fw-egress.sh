@@ -176,6 +176,22 @@ check "new literal admitted" "$(probe agent tcp "$B4" 443)" = ok
 ok "old literal range gone" probe_fast ECONNREFUSED tcp "$L4" 8000
 check "table ip nat untouched by re-install" "$(sbx nft list table ip nat)" = "$nat_before"
 
+# ---- the DNS gate's admit path (firewall_admit), directly ----
+set_v4() { sbx nft list set inet code_sandbox allow_v4; }
+out=$(sbx "$FW_INSTALL" --allowlist "$AL" --resolv-conf "$SIMNET_RESOLV" \
+	--admit "$B4,443,600" --admit "$B4,443,60" --admit "198.51.100.41,443,1200" \
+	--admit "198.51.100.41,443,1800" --admit "$L4,8000-8100,60" --admit "198.51.100.42,8443,60" \
+	--admit "198.51.100.43,9999,60" 2>"$SIMNET_DIR/admit.err")
+check "admit: an address is admitted" "$(grep -c "admit $B4,443,600: OK" <<<"$out")" = 1
+check "admit: the blocked host is reachable once admitted" "$(probe agent tcp "$B4" 443)" = ok
+ok "admit: a later, shorter TTL does not shorten the lifetime" sh -c "ip netns exec '$SIMNET_SBX' nft list set inet code_sandbox allow_v4 | grep -q '$B4 . 443 timeout 10m '"
+ok "admit: a later, longer TTL extends it" sh -c "ip netns exec '$SIMNET_SBX' nft list set inet code_sandbox allow_v4 | grep -q '198.51.100.41 . 443 timeout 30m '"
+check "admit: an address a literal range covers is no error" "$(grep -c "admit $L4,8000-8100,60: OK" <<<"$out")" = 1
+nok "admit: ... and adds no element of its own" sh -c "ip netns exec '$SIMNET_SBX' nft list set inet code_sandbox allow_v4 | grep -q '$L4 . 8000-8100 timeout'"
+check "admit: a port an entry names (8443) is admitted" "$(grep -c "admit 198.51.100.42,8443,60: OK" <<<"$out")" = 1
+check "admit: a port no entry names is refused" "$(grep -c "admit 198.51.100.43,9999,60: OK" <<<"$out")" = 0
+nok "admit: ... and not added" sh -c "ip netns exec '$SIMNET_SBX' nft list set inet code_sandbox allow_v4 | grep -q 198.51.100.43"
+
 # ---- only unresolvable names: default deny all the same ----
 quiet sbx nft delete table inet code_sandbox
 printf 'nothing-here.invalid\nalso-missing.invalid\n' >"$AL.3"

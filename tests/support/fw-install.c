@@ -7,8 +7,11 @@
  *
  *   fw-install [--allowlist FILE] [--resolv-conf FILE] [--table NAME]
  *              [--deadline-ms N] [--check] [--serve [--gate-port N]
- *              [--write-resolv-conf FILE]] [--teardown]
+ *              [--write-resolv-conf FILE]] [--admit ADDR,PORT[-HI],SECONDS]...
+ *              [--teardown]
  *
+ * --admit calls firewall_admit() (the DNS gate's path) after the install
+ * with one address each, in order, printing "admit ADDR: OK|error". 
  * Exit status: 0 ready (or served until a signal), EXIT_INIT_CONFIG for a
  * bad allowlist, EXIT_INIT_FIREWALL when the firewall failed,
  * EXIT_INIT_USAGE for a bad command line. */
@@ -29,6 +32,47 @@
 #include "nflog.h"
 
 #define DRIVER_MAX_FDS 512
+#define DRIVER_MAX_ADMITS 16
+
+#include <arpa/inet.h>
+
+/* "ADDR,PORT,SECONDS" -> one fw_admit */
+static int parse_admit(const char *arg, struct fw_admit *ret)
+{
+	char addr[INET6_ADDRSTRLEN + 1], *end;
+	const char *c1 = strchr(arg, ','), *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+	unsigned long port, secs;
+
+	if (!c1 || !c2 || (size_t)(c1 - arg) >= sizeof(addr))
+		return -EINVAL;
+	memcpy(addr, arg, (size_t)(c1 - arg));
+	addr[c1 - arg] = '\0';
+	*ret = (struct fw_admit){ 0 };
+	if (inet_pton(AF_INET, addr, &ret->addr.v4) == 1)
+		ret->family = AF_INET;
+	else if (inet_pton(AF_INET6, addr, &ret->addr.v6) == 1)
+		ret->family = AF_INET6;
+	else
+		return -EINVAL;
+	errno = 0;
+	port = strtoul(c1 + 1, &end, 10);
+	if (errno || port == 0 || port > 65535)
+		return -EINVAL;
+	ret->port_lo = ret->port_hi = (uint16_t)port;
+	if (*end == '-') {
+		port = strtoul(end + 1, &end, 10);
+		if (errno || port < ret->port_lo || port > 65535)
+			return -EINVAL;
+		ret->port_hi = (uint16_t)port;
+	}
+	if (end != c2)
+		return -EINVAL;
+	secs = strtoul(c2 + 1, &end, 10);
+	if (errno || *end || secs > 86400)
+		return -EINVAL;
+	ret->timeout_ms = (uint32_t)secs * 1000u;
+	return 0;
+}
 
 static uint64_t now_us(void)
 {
@@ -122,6 +166,7 @@ int main(int argc, char **argv)
 		{ "gate-port", required_argument, NULL, 'p' },
 		{ "write-resolv-conf", required_argument, NULL, 'w' },
 		{ "teardown", no_argument, NULL, 'T' },
+		{ "admit", required_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t t0 = now_us();
@@ -131,6 +176,9 @@ int main(int argc, char **argv)
 	struct firewall_config c = { 0 };
 	struct firewall_stats st;
 	struct firewall *fw = NULL;
+	struct fw_admit admits[DRIVER_MAX_ADMITS];
+	const char *admit_args[DRIVER_MAX_ADMITS];
+	size_t n_admits = 0;
 	int o, r;
 
 	log_setup("fw-install");
@@ -170,6 +218,11 @@ int main(int argc, char **argv)
 		case 'T':
 			teardown = true;
 			break;
+		case 'A':
+			if (n_admits == DRIVER_MAX_ADMITS || parse_admit(optarg, &admits[n_admits]) < 0)
+				return EXIT_INIT_USAGE;
+			admit_args[n_admits++] = optarg;
+			break;
 		default:
 			return EXIT_INIT_USAGE;
 		}
@@ -198,6 +251,13 @@ int main(int argc, char **argv)
 	       (double)(now_us() - t0) / 1000.0, st.names, st.names_resolved, st.names_failed,
 	       st.elements, (double)st.resolve_us / 1000.0, (double)st.build_us / 1000.0,
 	       (double)st.commit_us / 1000.0, (double)st.verify_us / 1000.0);
+	fflush(stdout);
+	for (size_t i = 0; i < n_admits; i++) {
+		int k = firewall_admit(fw, &admits[i], 1);
+		printf("admit %s: %s\n", admit_args[i], k < 0 ? strerror(-k) : "OK");
+		if (k < 0)
+			r = k;
+	}
 	fflush(stdout);
 	if (do_serve)
 		r = serve(fw, &c, (unsigned)port, resolv_out);
