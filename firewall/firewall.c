@@ -592,6 +592,54 @@ int firewall_print_check(const struct firewall_config *c, FILE *f)
 	return 0;
 }
 
+int firewall_resolv_conf_write(const struct firewall_config *c, const char *path, bool ipv6)
+{
+	char text[1024], *old = NULL;
+	size_t len = 0, old_len = 0, off = 0;
+	int fd, r;
+
+	len = (size_t)snprintf(text, sizeof(text),
+			       "# Written by sandbox-init: every DNS query goes through its gate.\n");
+	for (size_t i = 0; i < c->n_servers; i++) {
+		char a[INET6_ADDRSTRLEN] = "?";
+		(void)inet_ntop(c->servers[i].family, &c->servers[i].addr, a, sizeof(a));
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%s\n", RESOLVE_UPSTREAM_MARK, a);
+	}
+	len += (size_t)snprintf(text + len, sizeof(text) - len, "nameserver 127.0.0.1\n%s",
+				ipv6 ? "nameserver ::1\n" : "");
+	if (len >= sizeof(text))
+		return -E2BIG;
+	/* Already right (a warm start): leave the file, and its ctime, alone. */
+	if (read_small_file(path, &old, &old_len) >= 0) {
+		bool same = old_len == len && memcmp(old, text, len) == 0;
+		free(old);
+		if (same)
+			return 0;
+	}
+	fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return negative_errno();
+	while (off < len) {
+		ssize_t n = write(fd, text + off, len - off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = negative_errno();
+			(void)close(fd);
+			return r;
+		}
+		off += (size_t)n;
+	}
+	r = 0;
+	if (ftruncate(fd, (off_t)len) < 0)
+		r = negative_errno();
+	/* EINVAL: a special file, nothing to sync */
+	else if (fsync(fd) < 0 && errno != EINVAL)
+		r = negative_errno();
+	(void)close(fd);
+	return r;
+}
+
 int firewall_teardown(struct firewall *fw)
 {
 	char err[NFTSOCK_ERR_MAX];

@@ -83,6 +83,14 @@ int firewall_admit(void *userdata, const struct fw_admit *elems, size_t n);
  * commit (literal elements only: nothing is resolved), in nft syntax. */
 int firewall_print_check(const struct firewall_config *c, FILE *f);
 
+/* Points resolv.conf at the DNS gate (127.0.0.1, and ::1 when ipv6),
+ * keeping the original resolvers as "# code-sandbox upstream ADDR" lines for
+ * the next start (engines keep a modified resolv.conf across restarts).
+ * Written in place (engines bind-mount the file; O_NOFOLLOW), and not at
+ * all when it already says exactly that, so a warm start changes nothing.
+ * Returns 0 or a negative errno. */
+int firewall_resolv_conf_write(const struct firewall_config *c, const char *path, bool ipv6);
+
 /* Deletes the table (tests). */
 int firewall_teardown(struct firewall *fw);
 

@@ -50,7 +50,7 @@ int fwstep_start(struct fwstep *s, struct loop *loop, uint64_t *keep_caps)
 		r = gate_new(&gc, &s->gate);
 		if (r < 0)
 			return log_error_errno(r, "Failed to start the DNS gate: %s", strerror(-r));
-		r = gate_resolv_conf_write(FIREWALL_RESOLV_CONF, gate_has_ipv6(s->gate));
+		r = firewall_resolv_conf_write(&s->cfg, FIREWALL_RESOLV_CONF, gate_has_ipv6(s->gate));
 		if (r < 0)
 			return log_error_errno(r, "Failed to point '%s' at the DNS gate: %s",
 					       FIREWALL_RESOLV_CONF, strerror(-r));

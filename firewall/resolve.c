@@ -56,10 +56,23 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+static size_t parse_lines(const char *text, size_t len, const char *key, struct resolve_server *servers,
+			  size_t max);
+
 size_t resolve_parse_resolv_conf(const char *text, size_t len, struct resolve_server *servers,
 				 size_t max)
 {
-	size_t n = 0, i = 0;
+	size_t n = parse_lines(text, len, RESOLVE_UPSTREAM_MARK, servers, max);
+
+	return n > 0 ? n : parse_lines(text, len, "nameserver ", servers, max);
+}
+
+/* Every line "KEY ADDR" (key includes its trailing blank; tabs accepted in
+ * its place). */
+static size_t parse_lines(const char *text, size_t len, const char *key, struct resolve_server *servers,
+			  size_t max)
+{
+	size_t n = 0, i = 0, klen = strlen(key) - 1;
 
 	while (i < len) {
 		size_t end = i, k;
@@ -71,11 +84,11 @@ size_t resolve_parse_resolv_conf(const char *text, size_t len, struct resolve_se
 		memcpy(line, text + i, k);
 		line[k] = '\0';
 		i = end + 1;
-		/* "nameserver" WS ADDR [anything]; comments start with # or ; */
-		if (strncmp(line, "nameserver", 10) != 0 || (line[10] != ' ' && line[10] != '\t'))
+		/* KEY WS ADDR [anything]; comments start with # or ; */
+		if (strncmp(line, key, klen) != 0 || (line[klen] != ' ' && line[klen] != '\t'))
 			continue;
 		{
-			const char *a = line + 10;
+			const char *a = line + klen;
 			size_t k2 = 0;
 
 			while (*a == ' ' || *a == '\t')

@@ -59,10 +59,17 @@ struct resolve_name {
 
 struct resolver;
 
-/* Parses resolv.conf text: every `nameserver ADDR` line (IPv4 or IPv6; a
- * scoped link-local address is skipped, we could not reach it from the
- * firewall rules by address alone). Returns the number of servers stored
- * (at most max; extra ones are ignored, as libc does past MAXNS). */
+/* Marks the container's original resolvers in the resolv.conf that
+ * sandbox-init rewrites to point at its DNS gate, so that a restarted
+ * container (whose engine keeps the modified file) still finds them. */
+#define RESOLVE_UPSTREAM_MARK "# code-sandbox upstream "
+
+/* Parses resolv.conf text: the `# code-sandbox upstream ADDR` lines if
+ * there are any (a file sandbox-init already rewrote), else every
+ * `nameserver ADDR` line (IPv4 or IPv6; a scoped link-local address is
+ * skipped, we could not reach it from the firewall rules by address
+ * alone). Returns the number of servers stored (at most max; extra ones are
+ * ignored, as libc does past MAXNS). */
 size_t resolve_parse_resolv_conf(const char *text, size_t len, struct resolve_server *servers,
 				 size_t max);
 

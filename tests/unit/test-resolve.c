@@ -3,6 +3,10 @@
 #include <errno.h>
 #include <time.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "firewall.h"
 #include "resolve.h"
 #include "tap.h"
 
@@ -74,4 +78,65 @@ TEST(deadline_ends_resolution)
 		EXPECT_NE(names[i].status[RESOLVE_A], 0);
 		EXPECT_NE(names[i].status[RESOLVE_AAAA], 0);
 	}
+}
+
+TEST(marked_upstreams_win_over_nameserver_lines)
+{
+	static const char text[] = "# Written by sandbox-init\n"
+				   "# code-sandbox upstream 10.201.0.1\n"
+				   "#\tcode-sandbox upstream 10.9.9.9\n"
+				   "# code-sandbox upstream 2001:db8:53::1\n"
+				   "nameserver 127.0.0.1\n";
+	struct resolve_server s[RESOLVE_MAX_SERVERS];
+	char a[INET6_ADDRSTRLEN];
+
+	ASSERT_EQ(resolve_parse_resolv_conf(text, sizeof(text) - 1, s, RESOLVE_MAX_SERVERS), 2);
+	ASSERT_STREQ(inet_ntop(AF_INET, &s[0].addr.v4, a, sizeof(a)), "10.201.0.1");
+	ASSERT_STREQ(inet_ntop(AF_INET6, &s[1].addr.v6, a, sizeof(a)), "2001:db8:53::1");
+}
+
+TEST(resolv_conf_rewrite_keeps_upstreams_and_is_idempotent)
+{
+	struct firewall_config c = { .n_servers = 2 };
+	char path[] = "/tmp/cs-test-resolv.XXXXXX", buf[1024];
+	struct resolve_server s[RESOLVE_MAX_SERVERS];
+	struct stat st1, st2;
+	ssize_t n;
+	int fd = mkstemp(path);
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(write(fd, "search corp.example\nnameserver 10.201.0.1\n", 42), 42);
+	c.servers[0].family = AF_INET;
+	ASSERT_EQ(inet_pton(AF_INET, "10.201.0.1", &c.servers[0].addr.v4), 1);
+	c.servers[1].family = AF_INET6;
+	ASSERT_EQ(inet_pton(AF_INET6, "2001:db8:53::1", &c.servers[1].addr.v6), 1);
+	ASSERT_OK(firewall_resolv_conf_write(&c, path, true));
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	ASSERT_GT(n, 0);
+	buf[n] = '\0';
+	EXPECT_TRUE(strstr(buf, "\nnameserver 127.0.0.1\nnameserver ::1\n") != NULL);
+	EXPECT_TRUE(strstr(buf, "search") == NULL);
+	/* the next start finds the original servers, not the gate */
+	ASSERT_EQ(resolve_parse_resolv_conf(buf, (size_t)n, s, RESOLVE_MAX_SERVERS), 2);
+	EXPECT_EQ(s[0].family, AF_INET);
+	EXPECT_EQ(s[1].family, AF_INET6);
+	/* a warm start leaves the file alone */
+	ASSERT_EQ(fstat(fd, &st1), 0);
+	ASSERT_OK(firewall_resolv_conf_write(&c, path, true));
+	ASSERT_EQ(fstat(fd, &st2), 0);
+	EXPECT_EQ(st1.st_ctim.tv_nsec, st2.st_ctim.tv_nsec);
+	EXPECT_EQ(st1.st_ctim.tv_sec, st2.st_ctim.tv_sec);
+	/* never through a symlink */
+	{
+		char link[] = "/tmp/cs-test-resolv-link.XXXXXX";
+		int lfd = mkstemp(link);
+		ASSERT_GE(lfd, 0);
+		(void)close(lfd);
+		ASSERT_EQ(unlink(link), 0);
+		ASSERT_EQ(symlink(path, link), 0);
+		EXPECT_ERR(firewall_resolv_conf_write(&c, link, false), ELOOP);
+		(void)unlink(link);
+	}
+	(void)close(fd);
+	(void)unlink(path);
 }
