@@ -630,11 +630,9 @@ int firewall_resolv_conf_write(const struct firewall_config *c, const char *path
 		}
 		off += (size_t)n;
 	}
-	r = 0;
-	if (ftruncate(fd, (off_t)len) < 0)
-		r = negative_errno();
+	r = ftruncate(fd, (off_t)len) < 0 ? negative_errno() : 0;
 	/* EINVAL: a special file, nothing to sync */
-	else if (fsync(fd) < 0 && errno != EINVAL)
+	if (r == 0 && fsync(fd) < 0 && errno != EINVAL)
 		r = negative_errno();
 	(void)close(fd);
 	return r;
