@@ -77,4 +77,21 @@ while read -r st name; do
 	tap_result "$st" "$name"
 done <<<"$results"
 check "all steps ran" "$TAP_N" -ge 14
+
+# Rootless: an unprivileged user in its own user and network namespace (as
+# under rootless podman) installs and verifies the same ruleset.
+tmp=$(mktemp -d /tmp/cs-fwnetlink.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+cp "$CHECK" "$tmp/nftsock-check"
+chmod 0755 "$tmp" "$tmp/nftsock-check"
+if setpriv --reuid 65534 --regid 65534 --clear-groups unshare --user --map-root-user --net true 2>/dev/null; then
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	out=$(setpriv --reuid 65534 --regid 65534 --clear-groups unshare --user --map-root-user --net \
+		sh -c '"$1" install cs_rootless && "$1" verify cs_rootless && "$1" many cs_rootless 2000' \
+		sh "$tmp/nftsock-check" 2>&1)
+	check "rootless (user namespace): install, verify, 2000 elements ($(echo "$out" | tr '\n' ' '))" \
+		"$(grep -c '^ok$' <<<"$out")" = 3
+else
+	skip "rootless install" "unprivileged user namespaces are disabled"
+fi
 tap_done
