@@ -46,8 +46,8 @@ done
 trap simnet_down EXIT
 AGENT_UID=1000
 TABLE=cs_gate_test
-# Upstream answers carry TTL 1; the gate is started with a 2 s floor and a
-# 1 s grace, so an admitted address lives 3 s (production: 30 s + 30 s).
+# Upstream answers carry TTL 1; the gate is started with a 3 s floor and a
+# 2 s grace, so an admitted address lives 5 s (production: 30 s + 30 s).
 export SIMNET_DNS_TTL=1
 
 if ! simnet_up "cs-fwgate-$$"; then
@@ -95,8 +95,12 @@ status_of() { sed -n 's/.*status: \([A-Z]*\).*/\1/p' | head -n1; }
 answers() { # the A/AAAA data of a dig output
 	awk '$1 !~ /^;/ && ($4 == "A" || $4 == "AAAA") {print $5}'
 }
-in_set() { # in_set SET ADDR
-	simnet_exec_sbx nft list set inet "$TABLE" "$1" 2>/dev/null | grep -qF "$2 "
+in_set() { # in_set SET ADDR (prints the set as a diagnostic when ADDR is absent)
+	local listing
+	listing=$(simnet_exec_sbx nft list set inet "$TABLE" "$1" 2>&1)
+	grep -qF "$2 " <<<"$listing" && return 0
+	diag "$2 not in $1:" "$listing"
+	return 1
 }
 gate_alive() { kill -0 "$GATE_PID" 2>/dev/null; }
 # True when dnsmasq logged a query for NAME coming from the sandbox (simnet
@@ -107,7 +111,7 @@ upstream_saw() {
 
 simnet_spawn "$SIMNET_SBX" "$GATE_LOG" "$GATE_RUN" --allowlist "$AL" \
 	--resolv-conf "$SIMNET_RESOLV" --table "$TABLE" --write-resolv-conf "$RESOLV_OUT" \
-	--test-ttl-floor 2 --test-ttl-grace 1 --teardown
+	--test-ttl-floor 3 --test-ttl-grace 2 --teardown
 GATE_PID=${SIMNET_PIDS[-1]}
 if ! wait_until 10 grep -q '^gate-ready' "$GATE_LOG"; then
 	diag "gate-run did not start:" "$(tail -5 "$GATE_LOG")"
@@ -161,7 +165,7 @@ ok "the new address $B4:443 is reachable" reachable "$B4"
 out=$(ask 127.0.0.1 expire.allowed.test A)
 check "expire.allowed.test resolves" "$(answers <<<"$out")" = "$D4"
 ok "$D4:443 reachable" reachable "$D4"
-ok "$D4 leaves allow_v4 after TTL floor + grace (3 s)" wait_until 10 bash -c "! ip netns exec '$SIMNET_SBX' nft list set inet '$TABLE' allow_v4 | grep -qF '$D4 '"
+ok "$D4 leaves allow_v4 after TTL floor + grace (5 s)" wait_until 15 bash -c "! ip netns exec '$SIMNET_SBX' nft list set inet '$TABLE' allow_v4 | grep -qF '$D4 '"
 ok "$D4:443 blocked again after expiry" blocked "$D4"
 out=$(ask 127.0.0.1 expire.allowed.test A)
 check "expire.allowed.test resolves again" "$(answers <<<"$out")" = "$D4"
