@@ -20,7 +20,7 @@
 #include "netaddr.h"
 #include "ratelimit.h"
 
-#define GATE_MAX_ADMIT (DNSMSG_MAX_ADDRS * GATE_MAX_ENTRIES_PER_NAME)
+#define GATE_MAX_ADMIT ((size_t)DNSMSG_MAX_ADDRS * GATE_MAX_ENTRIES_PER_NAME)
 #define GATE_TCP_BACKLOG 64
 #define GATE_NAME_TEXT 1024 /* escaped name for logs: up to 4 bytes per wire byte */
 
@@ -817,7 +817,7 @@ int gate_prepare(void *userdata, struct pollfd *fds, size_t max, int *timeout_ms
 
 	for (size_t i = 0; i < GATE_MAX_TCP_CONNS; i++) {
 		struct gate_conn *c = &g->conns[i];
-		short ev = c->state == CONN_READ ? POLLIN : c->state == CONN_WRITE ? POLLOUT : 0;
+		short ev = (short)(c->state == CONN_READ ? POLLIN : c->state == CONN_WRITE ? POLLOUT : 0);
 
 		if (c->state == CONN_FREE || c->state == CONN_UPSTREAM)
 			continue;

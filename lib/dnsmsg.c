@@ -54,7 +54,8 @@ static bool hostname_char(uint8_t c)
 static int name_decode(const uint8_t *msg, size_t len, size_t *off, struct dnsmsg_name *ret)
 {
 	struct dnsmsg_name n = {0};
-	size_t pos = *off, seg_start = *off, after = 0;
+	size_t pos = *off, after = 0;
+	size_t seg_start = pos; /* start of the run of labels being read */
 	unsigned hops = 0;
 	bool jumped = false;
 
