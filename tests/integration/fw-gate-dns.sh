@@ -217,6 +217,34 @@ r = u.recv(512)
 print("udp-answer", len(r), r[3] & 0x0f)
 EOF
 ok "48 idle TCP connections do not stop UDP answers" grep -q '^udp-answer [0-9]* 0$' "$SIMNET_DIR/tcpflood.out"
+agent "$PYTHON" - <<'EOF' >"$SIMNET_DIR/pipeline.out" 2>&1
+import socket, struct
+def q(i, name):
+    m = struct.pack(">HHHHHH", i, 0x0100, 1, 0, 0, 0)
+    for l in name.split("."):
+        m += bytes([len(l)]) + l.encode()
+    return m + b"\x00\x00\x01\x00\x01"
+t = socket.create_connection(("127.0.0.1", 53), timeout=3)
+# three queries in one stream, the last one split across two writes
+msgs = [q(1, "api.allowed.test"), q(2, "blocked.test"), q(3, "api.allowed.test")]
+data = b"".join(struct.pack(">H", len(m)) + m for m in msgs)
+t.sendall(data[:-5])
+t.sendall(data[-5:])
+buf = b""
+answers = []
+while len(answers) < 3:
+    chunk = t.recv(4096)
+    if not chunk:
+        break
+    buf += chunk
+    while len(buf) >= 2 and len(buf) >= 2 + struct.unpack(">H", buf[:2])[0]:
+        n = struct.unpack(">H", buf[:2])[0]
+        m, buf = buf[2:2 + n], buf[2 + n:]
+        answers.append("%d:%d" % (struct.unpack(">H", m[:2])[0], m[3] & 0x0f))
+print("tcp-answers", " ".join(answers))
+EOF
+ok "pipelined TCP queries are answered in order (NOERROR, REFUSED, NOERROR)" \
+	grep -q '^tcp-answers 1:0 2:5 3:0$' "$SIMNET_DIR/pipeline.out"
 
 # 8. A blocked connection is logged with destination, port, protocol and uid.
 ok "connecting to a host never admitted fails" blocked "$E4"
