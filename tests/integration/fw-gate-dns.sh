@@ -13,6 +13,7 @@
 #     is stripped from the answer and stays blocked;
 #   - non-address types of allowed names (TXT: tunnelling) never go upstream;
 #   - malformed queries and too many TCP connections do not hurt the gate;
+#     pipelined TCP queries are answered in order, idle connections closed;
 #   - a blocked connection produces a log line with destination, port,
 #     protocol and uid.
 # Never touches the initial network namespace.
@@ -122,6 +123,16 @@ fi
 # resolv.conf names the gate only, no search domains.
 ok "resolv.conf: 127.0.0.1 (and ::1), nothing else" \
 	bash -c "grep -v '^#' '$RESOLV_OUT' | grep -v '^nameserver ::1\$' | diff - <(echo 'nameserver 127.0.0.1')"
+
+# The TCP idle timeout (10 s) runs in the background while the rest goes on.
+agent "$PYTHON" -c '
+import socket, time
+t = socket.create_connection(("127.0.0.1", 53), timeout=30)
+start = time.monotonic()
+data = t.recv(1)
+print("idle-closed", "EMPTY" if data == b"" else "DATA", round(time.monotonic() - start, 1))
+' >"$SIMNET_DIR/idle.out" 2>&1 &
+IDLE_PID=$!
 
 # 1. Refused names never leave the container.
 out=$(ask 127.0.0.1 blocked.test A)
@@ -250,6 +261,11 @@ ok "pipelined TCP queries are answered in order (NOERROR, REFUSED, NOERROR)" \
 ok "connecting to a host never admitted fails" blocked "$E4"
 ok "blocked-packet line names tcp $E4:443 and uid $AGENT_UID" \
 	wait_until 5 grep -q "blocked tcp $E4:443 from uid $AGENT_UID (not in the allowlist)" "$GATE_LOG"
+
+wait "$IDLE_PID"
+# shellcheck disable=SC2016 # awk's own $ fields
+ok "an idle TCP connection is closed after about 10 s" \
+	awk '$1 == "idle-closed" && $2 == "EMPTY" && $3 >= 9 && $3 <= 13 {f = 1} END {exit !f}' "$SIMNET_DIR/idle.out"
 
 # Stop the gate and read its counters.
 kill -TERM "$GATE_PID" 2>/dev/null
