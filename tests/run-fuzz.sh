@@ -15,7 +15,7 @@ for b in "${bins[@]}"; do
 	name=${b##*/fuzz-}
 	mkdir -p "$work/$name"
 	cp -r "$src/tests/fuzz/corpus/$name/." "$work/$name/" 2>/dev/null || true
-	if "$b" -max_total_time="$secs" -rss_limit_mb=1024 -artifact_prefix="$work/" "$work/$name" >"$work/$name.log" 2>&1; then
+	if "$b" -max_total_time="$secs" -print_final_stats=1 -rss_limit_mb=1024 -artifact_prefix="$work/" "$work/$name" >"$work/$name.log" 2>&1; then
 		echo "ok $n - fuzz $name for ${secs}s ($(grep -o 'stat::number_of_executed_units: [0-9]*' "$work/$name.log" | awk '{print $2}') runs)"
 	else
 		failed=$((failed + 1))

@@ -41,6 +41,12 @@ nok() { # nok NAME CMD...: passes when the command fails
 	if [ "$st" -ne 0 ]; then tap_result 0 "$name"; else tap_result 1 "$name"; fi
 }
 
+check() { # check NAME TEST-EXPRESSION...: like ok, through test(1)
+	local name=$1
+	shift
+	ok "$name" test "$@"
+}
+
 skip() { # skip NAME REASON
 	TAP_N=$((TAP_N + 1))
 	echo "ok $TAP_N - $1 # SKIP $2"

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/* sandbox-init: the container's PID 1. This file is the ordered start-up
+ * recipe, one call per step (docs/architecture.md explains each step and
+ * why it sits where it does). Before the agent's execve any failure exits
+ * with the step's code from lib/exitcodes.h after one "sandbox-init: STEP:
+ * REASON" line; after it, PID 1 only logs and carries on until the agent
+ * exits. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "exitcodes.h"
+#include "homeown.h"
+#include "log.h"
+#include "loop.h"
+#include "memtrim.h"
+#include "privdrop.h"
+#include "reaper.h"
+#include "seccomp_filter.h"
+#include "settings.h"
+#include "signals.h"
+#include "spawn.h"
+#include "userremap.h"
+
+static struct init_config cfg;
+static struct signals sigs;
+static struct loop loop;
+static struct reaper reaper;
+static scmp_filter_ctx filter;
+
+static int run(int argc, char **argv)
+{
+	pid_t agent;
+	int r, code;
+
+	r = config_parse_args(&cfg, argc, argv);
+	if (r != 0)
+		return r > 0 ? 0 : EXIT_INIT_USAGE;
+	if (cfg.check)
+		return config_load(&cfg) < 0 ? EXIT_INIT_CONFIG : config_print_plan(&cfg);
+
+	/* 1. Signals into a signalfd; run as PID 1, or as a subreaper for tests. */
+	if (signals_setup(&sigs, cfg.test_subreaper) < 0)
+		return EXIT_INIT_USAGE;
+	if (reaper_attach(&reaper, &loop, sigs.fd, sigs.pid1) < 0)
+		return EXIT_INIT_INTERNAL;
+
+	/* 2. Configuration: read and validate everything, change nothing. */
+	if (config_load(&cfg) < 0)
+		return EXIT_INIT_CONFIG;
+
+	/* 3. Firewall (resolve, one batch, verify; registers its loop sources). */
+
+	/* 4. Identity: devuser takes the host's IDs and owns its home. */
+	if (userremap_apply(&cfg.remap) < 0)
+		return EXIT_INIT_IDENTITY;
+	if (homeown_fix(cfg.remap.home, cfg.remap.uid, cfg.remap.gid) < 0)
+		return EXIT_INIT_HOME;
+
+	/* 5. Settings lock: managed settings plus the pinned user files. */
+	if (settings_lock(cfg.remap.home, cfg.remap.uid, cfg.remap.gid, cfg.profile_json, cfg.profile_len) < 0)
+		return EXIT_INIT_SETTINGS;
+
+	/* 6. Seccomp filter built here; the child drops everything, verifies,
+	 *    loads it last and execs the agent. */
+	if (seccomp_prepare(cfg.seccomp, &filter) < 0)
+		return EXIT_INIT_SECCOMP;
+	r = spawn_agent(&(struct spawn_plan){
+				.argv = cfg.command,
+				.user = INIT_USER,
+				.home = cfg.remap.home,
+				.shell = cfg.remap.shell,
+				.uid = cfg.remap.uid,
+				.gid = cfg.remap.gid,
+				.filter = filter,
+				.sigmask = &sigs.saved_mask,
+			},
+			&agent, &code);
+	if (r < 0)
+		return code;
+	reaper_set_agent(&reaper, agent);
+	/* From here on PID 1 never exits before the agent does. */
+	seccomp_release(filter);
+	filter = NULL;
+	config_free(&cfg);
+
+	/* 7. PID 1 keeps only CAP_KILL (plus what step 3 registered), then
+	 *    reaps, forwards signals and exits with the agent's status. */
+	r = privdrop_pid1(cfg.pid1_keep_caps);
+	if (r < 0)
+		log_error_errno(r, "Cannot drop PID 1's capabilities: %s, continuing", strerror(-(r)));
+	memtrim_after_startup();
+	return loop_run(&loop);
+}
+
+int main(int argc, char **argv)
+{
+	int r;
+
+	log_setup("sandbox-init");
+	r = run(argc, argv);
+	/* Failed starts exit here too: release what start-up held. */
+	seccomp_release(filter);
+	config_free(&cfg);
+	return r;
+}

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+#include "seccomp_rules.h"
+
+#include <string.h>
+
+#include "macros.h"
+
+/* Values from the kernel UAPI, spelt out so this file needs no kernel
+ * headers and the table reads as a specification. */
+#define CS_CLONE_NEWNS 0x00020000ULL
+#define CS_CLONE_NEWCGROUP 0x02000000ULL
+#define CS_CLONE_NEWUTS 0x04000000ULL
+#define CS_CLONE_NEWIPC 0x08000000ULL
+#define CS_CLONE_NEWUSER 0x10000000ULL
+#define CS_CLONE_NEWPID 0x20000000ULL
+#define CS_CLONE_NEWNET 0x40000000ULL
+#define CS_AF_NETLINK 16ULL
+#define CS_AF_PACKET 17ULL
+#define CS_AF_VSOCK 40ULL
+#define CS_SOCK_RAW 3ULL
+#define CS_SOCK_TYPE_MASK 0xfULL
+#define CS_TIOCSTI 0x5412ULL
+#define CS_TIOCLINUX 0x541cULL
+#define CS_LOW32 0xffffffffULL
+
+#define DENY(n) {.name = (n), .action = SECCOMP_RULE_EPERM}
+#define DENY_IF(n, a, m, v)                                                                        \
+	{                                                                                          \
+		.name = (n), .action = SECCOMP_RULE_EPERM, .n_conds = 1,                           \
+		.conds = {{.arg = (a), .op = SECCOMP_RULE_OP_MASKED_EQ, .mask = (m), .value = (v)}} \
+	}
+/* personality(): refuse every value except 0 (PER_LINUX) and 0xffffffff
+ * (the query). The kernel reads only the low 32 bits. A 32-bit value is
+ * neither all zeros nor all ones exactly when two cyclically adjacent bits
+ * differ, so the allowed set's complement is the union of these 64 masked
+ * compares, plus "any high bit set" (refused outright: glibc never sets
+ * them). */
+#define PERS_BITS(i) ((1ULL << (i)) | (1ULL << (((i) + 1) % 32)))
+#define PERS_PAIR(i)                                                                               \
+	DENY_IF("personality", 0, PERS_BITS(i), 1ULL << (i)),                                      \
+		DENY_IF("personality", 0, PERS_BITS(i), 1ULL << (((i) + 1) % 32))
+#define PERS_4(i) PERS_PAIR(i), PERS_PAIR((i) + 1), PERS_PAIR((i) + 2), PERS_PAIR((i) + 3)
+
+static const struct seccomp_rule rules[] = {
+	/* Namespaces: a new user namespace hands the agent every capability
+	 * over fresh kernel objects, the door to most container escapes. */
+	DENY("unshare"),
+	DENY("setns"),
+	DENY_IF("clone", 0, CS_CLONE_NEWNS, CS_CLONE_NEWNS),
+	DENY_IF("clone", 0, CS_CLONE_NEWCGROUP, CS_CLONE_NEWCGROUP),
+	DENY_IF("clone", 0, CS_CLONE_NEWUTS, CS_CLONE_NEWUTS),
+	DENY_IF("clone", 0, CS_CLONE_NEWIPC, CS_CLONE_NEWIPC),
+	DENY_IF("clone", 0, CS_CLONE_NEWUSER, CS_CLONE_NEWUSER),
+	DENY_IF("clone", 0, CS_CLONE_NEWPID, CS_CLONE_NEWPID),
+	DENY_IF("clone", 0, CS_CLONE_NEWNET, CS_CLONE_NEWNET),
+	/* clone3 passes its flags in memory, which seccomp cannot read:
+	 * ENOSYS makes glibc fall back to clone(), filtered above. */
+	{.name = "clone3", .action = SECCOMP_RULE_ENOSYS},
+	/* Mounts, old and new API. */
+	DENY("mount"),
+	DENY("umount2"),
+	DENY("pivot_root"),
+	DENY("fsopen"),
+	DENY("fsconfig"),
+	DENY("fsmount"),
+	DENY("fspick"),
+	DENY("move_mount"),
+	DENY("open_tree"),
+	DENY("mount_setattr"),
+	/* Reading or writing another process's memory or file table. */
+	DENY("ptrace"),
+	DENY("process_vm_readv"),
+	DENY("process_vm_writev"),
+	DENY("pidfd_getfd"),
+	/* Large, bug-prone kernel surfaces no developer workload needs. */
+	DENY("bpf"),
+	DENY("perf_event_open"),
+	DENY("add_key"),
+	DENY("request_key"),
+	DENY("keyctl"),
+	DENY("userfaultfd"),
+	DENY("io_uring_setup"),
+	DENY("io_uring_enter"),
+	DENY("io_uring_register"),
+	DENY("kexec_load"),
+	DENY("kexec_file_load"),
+	DENY("init_module"),
+	DENY("finit_module"),
+	DENY("delete_module"),
+	/* Opens any inode by handle, bypassing path permissions. */
+	DENY("open_by_handle_at"),
+	/* Injecting keystrokes into, or reconfiguring, the terminal: an agent
+	 * sharing the user's tty could type commands into the parent shell.
+	 * The kernel reads the command as 32 bits, so compare only those. */
+	DENY_IF("ioctl", 1, CS_LOW32, CS_TIOCSTI),
+	DENY_IF("ioctl", 1, CS_LOW32, CS_TIOCLINUX),
+	/* Raw and packet sockets sniff or forge traffic around the firewall;
+	 * vsock talks to the hypervisor. The family is an int: low 32 bits. */
+	DENY_IF("socket", 0, CS_LOW32, CS_AF_PACKET),
+	DENY_IF("socket", 0, CS_LOW32, CS_AF_VSOCK),
+	/* SOCK_RAW in any family except netlink, where SOCK_RAW and
+	 * SOCK_DGRAM mean the same thing (so refusing one protects nothing)
+	 * and glibc's getifaddrs() and getaddrinfo(AI_ADDRCONFIG) use it. The
+	 * type's flag bits (SOCK_NONBLOCK, SOCK_CLOEXEC) are masked off. */
+	{.name = "socket",
+	 .action = SECCOMP_RULE_EPERM,
+	 .n_conds = 2,
+	 .conds = {{.arg = 0, .op = SECCOMP_RULE_OP_NE, .value = CS_AF_NETLINK},
+		   {.arg = 1, .op = SECCOMP_RULE_OP_MASKED_EQ, .mask = CS_SOCK_TYPE_MASK, .value = CS_SOCK_RAW}}},
+	/* Execution domains change syscall semantics (and READ_IMPLIES_EXEC
+	 * or ADDR_NO_RANDOMIZE weaken hardening). */
+	{.name = "personality",
+	 .action = SECCOMP_RULE_EPERM,
+	 .n_conds = 1,
+	 .conds = {{.arg = 0, .op = SECCOMP_RULE_OP_GT, .value = CS_LOW32}}},
+	PERS_4(0),
+	PERS_4(4),
+	PERS_4(8),
+	PERS_4(12),
+	PERS_4(16),
+	PERS_4(20),
+	PERS_4(24),
+	PERS_4(28),
+};
+
+const struct seccomp_rule *seccomp_rules_get(size_t *ret_n)
+{
+	*ret_n = ELEMENTSOF(rules);
+	return rules;
+}
+
+size_t seccomp_rules_count_syscalls(void)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ELEMENTSOF(rules); i++)
+		if (i == 0 || strcmp(rules[i].name, rules[i - 1].name) != 0)
+			n++;
+	return n;
+}

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Fail closed and explain: --check prints the plan and changes nothing;
+# sandbox-init refuses to run outside PID 1 unless --test-subreaper (111);
+# bad options are 111; a failing step (unknown or malformed profile, no
+# devuser, bad ids) stops the start with one "sandbox-init: " line, a
+# documented exit code, nothing changed, and the agent never started.
+set -uo pipefail
+# shellcheck source=../support/tap.sh
+. "$SOURCE_DIR/tests/support/tap.sh"
+tap_require_root
+# shellcheck source=../support/init-env.sh
+. "$SOURCE_DIR/tests/support/init-env.sh"
+initenv_setup
+
+snapshot() { SNAP="$(initenv_tree_sum "$IE/etc") $(initenv_tree_sum "$IE/home")"; }
+unchanged() { # unchanged LABEL
+	local before=$SNAP
+	snapshot
+	check "$1: /etc and /home unchanged" "$SNAP" = "$before"
+}
+fails() { # fails LABEL CODE [VAR=VAL...] -- ARGS...: exits CODE, explains, agent never ran
+	local label=$1 code=$2 st=0 lines
+	shift 2
+	snapshot
+	initenv_run "$@" >"$IE/out/f.out" 2>"$IE/out/f.err" || st=$?
+	check "$label: exit $code ($st)" "$st" -eq "$code"
+	lines=$(grep -c '^sandbox-init: ' "$IE/out/f.err")
+	check "$label: one 'sandbox-init: ' line on stderr ($lines)" "$lines" -eq 1
+	grep '^sandbox-init: ' "$IE/out/f.err" | head -n 1 | sed 's/^/#   /'
+	check "$label: the agent never ran" ! -s "$IE/out/f.out"
+	unchanged "$label"
+}
+
+# --check: the plan, nothing changed (the image still has devuser 1001).
+snapshot
+st=0
+initenv_run HOST_UID=1000 HOST_GID=1000 CODE_SANDBOX_PROFILE=permissive -- --check "$PROBE" report \
+	>"$IE/out/plan" 2>"$IE/out/plan.err" || st=$?
+check "--check exits 0 ($st)" "$st" -eq 0
+ok "--check names devuser" grep -q devuser "$IE/out/plan"
+ok "--check shows the new uid 1000" grep -q 1000 "$IE/out/plan"
+ok "--check names the profile" grep -q permissive "$IE/out/plan"
+ok "--check summarises seccomp" grep -qi seccomp "$IE/out/plan"
+nok "--check does not run the agent" grep -q '^uid=' "$IE/out/plan"
+unchanged "--check"
+check "--check installed no settings" ! -e "$IE/etc/claude-code"
+sed 's/^/#   /' "$IE/out/plan" | head -n 20
+fails "--check with HOST_UID=0" 112 HOST_UID=0 HOST_GID=1001 -- --check "$PROBE" report
+
+# Not PID 1.
+IE_NOT_PID1=1 fails "not PID 1 without --test-subreaper" 111 HOST_UID=1001 HOST_GID=1001 -- "$PROBE" report
+st=0
+IE_NOT_PID1=1 initenv_run HOST_UID=1001 HOST_GID=1001 -- --test-subreaper "$PROBE" orphans 20 \
+	>"$IE/out/sub" 2>"$IE/out/sub.err" || st=$?
+check "--test-subreaper runs the agent outside PID 1 ($st)" "$st" -eq 0
+check "--test-subreaper: orphans reparent to sandbox-init, not PID 1 (reaper $(kv "$IE/out/sub" reaper))" \
+	"$(kv "$IE/out/sub" reaper)" != 1
+check "--test-subreaper: all 20 orphans reaped ($(kv "$IE/out/sub" orphans_reparented) reparented, $(kv "$IE/out/sub" orphans_left) left)" \
+	"$(kv "$IE/out/sub" orphans_reparented):$(kv "$IE/out/sub" orphans_left)" = 20:0
+
+# Usage.
+fails "unknown option" 111 HOST_UID=1001 HOST_GID=1001 -- --no-such-option "$PROBE" report
+fails "--seccomp=maybe" 111 HOST_UID=1001 HOST_GID=1001 -- --seccomp=maybe "$PROBE" report
+
+# Configuration.
+fails "unknown profile" 112 HOST_UID=1001 HOST_GID=1001 CODE_SANDBOX_PROFILE=nonexistent -- "$PROBE" report
+fails "profile name with a path" 112 HOST_UID=1001 HOST_GID=1001 CODE_SANDBOX_PROFILE=../profiles/strict -- "$PROBE" report
+fails "empty profile name" 112 HOST_UID=1001 HOST_GID=1001 CODE_SANDBOX_PROFILE= -- "$PROBE" report
+printf '{"permissions": {' >"$IE/etc/code-sandbox/profiles/broken.json"
+fails "malformed profile JSON" 112 HOST_UID=1001 HOST_GID=1001 CODE_SANDBOX_PROFILE=broken -- "$PROBE" report
+printf '[1, 2]\n' >"$IE/etc/code-sandbox/profiles/array.json"
+fails "profile that is not a JSON object" 112 HOST_UID=1001 HOST_GID=1001 CODE_SANDBOX_PROFILE=array -- "$PROBE" report
+fails "HOST_UID=0" 112 HOST_UID=0 HOST_GID=1001 -- "$PROBE" report
+
+# No devuser in the image.
+cp -a "$IE/etc/passwd" "$IE/out/passwd.keep"
+grep -v '^devuser:' "$IE/out/passwd.keep" >"$IE/etc/passwd"
+fails "image without devuser" 112 HOST_UID=1001 HOST_GID=1001 -- "$PROBE" report
+cp -a "$IE/out/passwd.keep" "$IE/etc/passwd"
+
+# devuser's home, from the image's passwd, must be a plain directory of its
+# own: never /, a system directory, /workspace or a pseudo file system (the
+# walk would re-own it all).
+set_home() { awk -F: -v OFS=: -v h="$1" '$1 == "devuser" {$6 = h} {print}' "$IE/out/passwd.keep" >"$IE/etc/passwd"; }
+for bad in / /etc /usr /workspace /workspace/sub /proc/1 /sys /dev /home/../etc /home/devuser/ relative/home ""; do
+	set_home "$bad"
+	fails "devuser's home '$bad'" 112 HOST_UID=1001 HOST_GID=1001 -- "$PROBE" report
+done
+mkdir -p "$IE/home/alt"
+set_home /home/alt
+st=0
+initenv_run HOST_UID=1001 HOST_GID=1001 -- "$PROBE" report >"$IE/out/alt" 2>"$IE/out/alt.err" || st=$?
+check "another home under /home is used: HOME=$(kv "$IE/out/alt" env.HOME) (status $st)" \
+	"$st:$(kv "$IE/out/alt" env.HOME)" = 0:/home/alt
+check "that home is re-owned to devuser" "$(stat -c %u:%g "$IE/home/alt")" = 1001:1001
+check "its settings are mirrored there" "$(stat -c %U:%a "$IE/home/alt/.claude/settings.json" 2>&1)" = root:444
+cp -a "$IE/out/passwd.keep" "$IE/etc/passwd"
+
+# A container started without a capability a step needs: that step fails
+# closed (never an agent with ids or capability sets half dropped).
+full_caps=$IE_CAPS
+IE_CAPS=${full_caps/,+setuid/} fails "no CAP_SETUID: privilege drop" 118 HOST_UID=1001 HOST_GID=1001 -- "$PROBE" report
+IE_CAPS=${full_caps/,+setgid/} fails "no CAP_SETGID: privilege drop" 118 HOST_UID=1001 HOST_GID=1001 -- "$PROBE" report
+IE_CAPS=${full_caps/,+setpcap/} fails "no CAP_SETPCAP (bounding set cannot be cleared)" 118 HOST_UID=1001 HOST_GID=1001 -- "$PROBE" report
+# Here the identity step before it has completed (passwd/group rewritten)
+# and the walk's stamp is invalidated first: owners and modes in the home
+# must be as they were.
+owners() { (cd "$IE/home" && find . ! -name .code-sandbox-owner -printf '%p %U:%G %m\n' | LC_ALL=C sort); }
+home_before=$(owners)
+st=0
+IE_CAPS=${full_caps/,+chown/} initenv_run HOST_UID=1777 HOST_GID=1777 -- "$PROBE" report \
+	>"$IE/out/f.out" 2>"$IE/out/f.err" || st=$?
+check "no CAP_CHOWN with a home to re-own: exit 115 ($st)" "$st" -eq 115
+check "no CAP_CHOWN: one 'sandbox-init: ' line" "$(grep -c '^sandbox-init: ' "$IE/out/f.err")" -eq 1
+grep '^sandbox-init: ' "$IE/out/f.err" | head -n 1 | sed 's/^/#   /'
+check "no CAP_CHOWN: the agent never ran" ! -s "$IE/out/f.out"
+check "no CAP_CHOWN: owners and modes in /home unchanged" "$(owners)" = "$home_before"
+
+# After all that, a normal start still works.
+st=0
+initenv_run HOST_UID=1001 HOST_GID=1001 -- "$PROBE" exit 0 >/dev/null 2>"$IE/out/err" || st=$?
+check "a valid start after the failures works ($st)" "$st" -eq 0
+tap_done

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Settings lock: the selected profile becomes
+# /etc/claude-code/managed-settings.json (root:root 0444, root-owned
+# directories not writable by others), mirrored to ~/.claude/settings.json,
+# with ~/.claude/settings.local.json pre-claimed (root-owned, read-only);
+# the agent cannot change them; whatever was done to them (symlink, chmod,
+# edit, delete) is undone at the next start, never writing through a link.
+set -uo pipefail
+# shellcheck source=../support/tap.sh
+. "$SOURCE_DIR/tests/support/tap.sh"
+tap_require_root
+# shellcheck source=../support/init-env.sh
+. "$SOURCE_DIR/tests/support/init-env.sh"
+initenv_setup
+
+managed=$IE/etc/claude-code/managed-settings.json
+user=$IE/home/devuser/.claude/settings.json
+local_=$IE/home/devuser/.claude/settings.local.json
+strict=$IE/etc/code-sandbox/profiles/strict.json
+permissive=$IE/etc/code-sandbox/profiles/permissive.json
+
+start() { # start LABEL [VAR=VAL...] : runs the agent (exit 0), checks status
+	local label=$1 st=0
+	shift
+	initenv_run HOST_UID=3100 HOST_GID=3100 "$@" -- "$PROBE" exit 0 >/dev/null 2>"$IE/out/err" || st=$?
+	check "$label: start exits 0 ($st)" "$st" -eq 0
+	[ "$st" -eq 0 ] || sed 's/^/# /' "$IE/out/err"
+}
+locked() { # locked LABEL PROFILE-FILE
+	check "$1: managed-settings.json is a root:root 0444 regular file" \
+		"$(stat -c %F:%U:%G:%a "$managed" 2>&1)" = "regular file:root:root:444"
+	ok "$1: managed-settings.json has the profile's bytes" cmp -s "$2" "$managed"
+	check "$1: ~/.claude/settings.json is a root:root 0444 regular file" \
+		"$(stat -c %F:%U:%G:%a "$user" 2>&1)" = "regular file:root:root:444"
+	ok "$1: ~/.claude/settings.json has the profile's bytes" cmp -s "$2" "$user"
+	check "$1: ~/.claude/settings.local.json is pre-claimed (root:root 0444 regular file)" \
+		"$(stat -c %F:%U:%G:%a "$local_" 2>&1)" = "regular file:root:root:444"
+}
+
+start "first start (default profile)"
+locked "strict by default" "$strict"
+for d in "$IE/etc/claude-code" "$IE/etc"; do
+	check "${d#"$IE"} is root-owned and not group/other-writable ($(stat -c %U:%a "$d"))" \
+		"$(stat -c %U "$d"):$(($(stat -c 0%a "$d") & 022))" = root:0
+done
+
+# The agent itself cannot change them.
+agent_try() { # agent_try SHELL-CODE: exit 0 when the agent's attempt failed
+	! initenv_run HOST_UID=3100 HOST_GID=3100 -- /bin/sh -c "$1" >/dev/null 2>&1
+}
+ok "control: the agent can write its own home" \
+	initenv_run HOST_UID=3100 HOST_GID=3100 -- /bin/sh -c 'echo x > /home/devuser/mine'
+ok "agent cannot write managed-settings.json" agent_try 'echo "{}" > /etc/claude-code/managed-settings.json'
+ok "agent cannot replace managed-settings.json" agent_try 'echo "{}" > /tmp/x.$$ && mv -f /tmp/x.$$ /etc/claude-code/managed-settings.json'
+ok "agent cannot write ~/.claude/settings.json" agent_try 'echo "{}" >> /home/devuser/.claude/settings.json'
+ok "agent cannot write ~/.claude/settings.local.json" agent_try 'echo "{}" >> /home/devuser/.claude/settings.local.json'
+ok "agent cannot chmod settings.json" agent_try 'chmod 0666 /home/devuser/.claude/settings.json'
+locked "after the agent's attempts" "$strict"
+
+start "permissive profile" CODE_SANDBOX_PROFILE=permissive
+locked "permissive profile" "$permissive"
+start "back to strict" CODE_SANDBOX_PROFILE=strict
+locked "back to strict" "$strict"
+
+# Tampering between starts (as a root-capable attacker could have left it).
+printf 'victim\n' >"$IE/out/victim"
+victim_sum=$(sha256sum <"$IE/out/victim")
+rm -f "$user" && ln -s "$IE/out/victim" "$user"
+rm -f "$local_" && ln -s "$IE/out/victim" "$local_"
+start "settings replaced by symlinks"
+locked "symlinks replaced" "$strict"
+check "nothing was written through the symlinks" "$(sha256sum <"$IE/out/victim")" = "$victim_sum"
+
+chmod 0666 "$user" "$managed"
+chown 3100:3100 "$user" "$local_"
+start "settings chmod/chowned"
+locked "modes and owners restored" "$strict"
+
+chmod 0644 "$user" "$managed"
+printf '{"permissions":{"defaultMode":"bypassPermissions"}}\n' >"$user"
+printf '{"permissions":{"defaultMode":"bypassPermissions"}}\n' >"$managed"
+printf '{"permissions":{"allow":["Bash(*)"]}}\n' >"$local_"
+start "settings edited"
+locked "edits undone" "$strict"
+
+rm -f "$user" "$local_" "$managed"
+start "settings deleted"
+locked "deleted files re-installed" "$strict"
+
+rm -rf "$IE/home/devuser/.claude"
+mkdir "$IE/out/evil-dir"
+chown 3100:3100 "$IE/out/evil-dir"
+ln -s "$IE/out/evil-dir" "$IE/home/devuser/.claude"
+start "the .claude dir replaced by a symlink to another directory"
+check "the .claude dir is a real directory again" "$(stat -c %F "$IE/home/devuser/.claude")" = directory
+locked "the .claude dir symlink" "$strict"
+check "nothing was written into the symlink's target" "$(find "$IE/out/evil-dir" -mindepth 1 | wc -l)" -eq 0
+
+rm -rf "$IE/home/devuser/.claude"
+printf 'not a dir\n' >"$IE/home/devuser/.claude"
+start "the .claude dir replaced by a file"
+locked "the .claude dir file" "$strict"
+
+# A profile that is not in the image: refused before anything changes.
+rm -f "$managed"
+st=0
+initenv_run HOST_UID=3100 HOST_GID=3100 CODE_SANDBOX_PROFILE=missing -- "$PROBE" report >"$IE/out/r" 2>"$IE/out/err" || st=$?
+check "unknown profile: exit 112 ($st)" "$st" -eq 112
+ok "unknown profile: a 'sandbox-init: ' line" grep -q '^sandbox-init: ' "$IE/out/err"
+check "unknown profile: the agent never ran" ! -s "$IE/out/r"
+check "unknown profile: no managed settings installed" ! -e "$managed"
+tap_done
