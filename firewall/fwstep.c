@@ -6,6 +6,7 @@
 #include <linux/capability.h>
 #include <string.h>
 
+#include "fail.h"
 #include "gate.h"
 #include "log.h"
 #include "nflog.h"
@@ -14,7 +15,13 @@ int fwstep_load(struct fwstep *s, const char *allowlist_path)
 {
 	/* The resolvers of the container's own resolv.conf, read now: step 3
 	 * rewrites the file to point at the gate. */
-	return firewall_config_load(&s->cfg, allowlist_path, FIREWALL_RESOLV_CONF);
+	int r = firewall_config_load(&s->cfg, allowlist_path, FIREWALL_RESOLV_CONF);
+
+	/* The details (file:line: reason) were logged above; this is
+	 * sandbox-init's one "sandbox-init: STEP: REASON" line. */
+	if (r < 0)
+		return init_fail("config", r, "invalid egress allowlist or resolver configuration");
+	return 0;
 }
 
 int fwstep_print_check(const struct fwstep *s, FILE *f)
@@ -30,8 +37,8 @@ int fwstep_start(struct fwstep *s, struct loop *loop, uint64_t *keep_caps)
 	int r;
 
 	r = firewall_install(&s->cfg, &s->fw, NULL);
-	if (r < 0)
-		return r; /* logged, naming the rule or element */
+	if (r < 0) /* the rule or element was named above */
+		return init_fail("firewall", r, "cannot install or verify table inet %s", s->cfg.table);
 
 	gc = (struct gate_config){
 		.allowlist = &s->cfg.al,
@@ -49,15 +56,15 @@ int fwstep_start(struct fwstep *s, struct loop *loop, uint64_t *keep_caps)
 		 * holds here, before its capability drop. */
 		r = gate_new(&gc, &s->gate);
 		if (r < 0)
-			return log_error_errno(r, "Failed to start the DNS gate: %s", strerror(-r));
+			return init_fail("firewall", r, "cannot start the DNS gate");
 		r = firewall_resolv_conf_write(&s->cfg, FIREWALL_RESOLV_CONF, gate_has_ipv6(s->gate));
 		if (r < 0)
-			return log_error_errno(r, "Failed to point '%s' at the DNS gate: %s",
-					       FIREWALL_RESOLV_CONF, strerror(-r));
+			return init_fail("firewall", r, "cannot point %s at the DNS gate",
+					 FIREWALL_RESOLV_CONF);
 		gate_loop_source(s->gate, &src);
 		r = loop_add_source(loop, &src);
 		if (r < 0)
-			return log_error_errno(r, "Failed to register the DNS gate: %s", strerror(-r));
+			return init_fail("firewall", r, "cannot register the DNS gate in the loop");
 	}
 
 	r = nflog_new(FW_NFLOG_GROUP, &s->nflog);

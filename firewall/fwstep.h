@@ -28,7 +28,9 @@ struct fwstep {
 };
 
 /* Step 2. allowlist_path: --allowlist or NULL. Returns 0, or a negative
- * errno after logging (exit EXIT_INIT_CONFIG). */
+ * errno after logging the details and sandbox-init's one failure line
+ * (init/fail.h; exit EXIT_INIT_CONFIG). Only sandbox-init links this file
+ * with init's fail.c. */
 int fwstep_load(struct fwstep *s, const char *allowlist_path);
 
 /* --check, after fwstep_load(). Returns 0 or a negative errno. */
@@ -37,8 +39,8 @@ int fwstep_print_check(const struct fwstep *s, FILE *f);
 /* Step 3. Registers the gate's and the log's sources in loop and sets the
  * CAP_NET_ADMIN bit in *keep_caps (PID 1 sends set updates after its
  * capability drop; netfilter checks the sender's capability on every
- * batch). Returns 0, or a negative errno after logging (exit
- * EXIT_INIT_FIREWALL): the agent must not start. The blocked-packet log is
+ * batch). Returns 0, or a negative errno after logging and the failure
+ * line (exit EXIT_INIT_FIREWALL): the agent must not start. The blocked-packet log is
  * best effort (a warning), the ruleset and the gate are not. */
 int fwstep_start(struct fwstep *s, struct loop *loop, uint64_t *keep_caps);
 

@@ -134,7 +134,22 @@ st=0
 initenv_run HOST_UID=1001 HOST_GID=1001 -- /bin/sh "$IE/bin/agent.sh" >"$IE/out/run3" 2>"$IE/out/run3.err" || st=$?
 check "broken allowlist: exit 112 ($st)" "$st" -eq 112
 ok "broken allowlist: the error names file:line" grep -q '/etc/code-sandbox/allowlist:2' "$IE/out/run3.err"
+check "broken allowlist: one 'sandbox-init: config:' line" "$(grep -c '^sandbox-init: config: ' "$IE/out/run3.err")" = 1
+st=0
+initenv_run HOST_UID=1001 HOST_GID=1001 -- --check /bin/true >"$IE/out/check3" 2>&1 || st=$?
+check "broken allowlist: --check exits 112 too ($st)" "$st" -eq 112
 check "broken allowlist: the agent never ran" ! -e "$A"
 nok "broken allowlist: no table installed" quiet simnet_exec_sbx nft list table inet code_sandbox
+
+# ---- without CAP_NET_ADMIN the firewall cannot go in: no agent ----
+printf 'api.allowed.test\n' >"$IE/etc/code-sandbox/allowlist"
+rm -f "$A"
+st=0
+IE_CAPS=${IE_CAPS/,+net_admin/} initenv_run HOST_UID=1001 HOST_GID=1001 -- /bin/sh "$IE/bin/agent.sh" \
+	>"$IE/out/run4" 2>"$IE/out/run4.err" || st=$?
+check "no CAP_NET_ADMIN: exit 113 ($st)" "$st" -eq 113
+check "no CAP_NET_ADMIN: one 'sandbox-init: firewall:' line" "$(grep -c '^sandbox-init: firewall: ' "$IE/out/run4.err")" = 1
+grep '^sandbox-init: ' "$IE/out/run4.err" | sed 's/^/#   /'
+check "no CAP_NET_ADMIN: the agent never ran" ! -e "$A"
 
 tap_done
