@@ -611,7 +611,7 @@ int firewall_resolv_conf_write(const struct firewall_config *c, const char *path
 		return -E2BIG;
 	/* Already right (a warm start): leave the file, and its ctime, alone. */
 	if (read_small_file(path, &old, &old_len) >= 0) {
-		bool same = old_len == len && memcmp(old, text, len) == 0;
+		bool same = old && old_len == len && memcmp(old, text, len) == 0;
 		free(old);
 		if (same)
 			return 0;

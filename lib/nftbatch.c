@@ -1635,6 +1635,8 @@ static int compare_elems(const struct nftnl_set *a, const struct nftnl_set *b, c
 		return r;
 	if (na != nb)
 		return differ(err, size, "set %s: %zu elements built, %zu read back", name, na, nb);
+	if (na == 0)
+		return 0; /* both empty (qsort wants a non-NULL base) */
 	qsort(ra, na, sizeof(*ra), elem_rec_cmp);
 	qsort(rbs, nb, sizeof(*rbs), elem_rec_cmp);
 	for (size_t i = 0; i < na; i++)
