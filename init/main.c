@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "exitcodes.h"
+#include "fwstep.h"
 #include "homeown.h"
 #include "log.h"
 #include "loop.h"
@@ -27,6 +28,8 @@ static struct signals sigs;
 static struct loop loop;
 static struct reaper reaper;
 static scmp_filter_ctx filter;
+/* The firewall lives as long as PID 1: the DNS gate in the loop uses it. */
+static struct fwstep fw;
 
 static int run(int argc, char **argv)
 {
@@ -36,8 +39,12 @@ static int run(int argc, char **argv)
 	r = config_parse_args(&cfg, argc, argv);
 	if (r != 0)
 		return r > 0 ? 0 : EXIT_INIT_USAGE;
-	if (cfg.check)
-		return config_load(&cfg) < 0 ? EXIT_INIT_CONFIG : config_print_plan(&cfg);
+	if (cfg.check) {
+		if (config_load(&cfg) < 0 || fwstep_load(&fw, cfg.allowlist_path) < 0)
+			return EXIT_INIT_CONFIG;
+		(void)config_print_plan(&cfg);
+		return fwstep_print_check(&fw, stdout) < 0 ? EXIT_INIT_FIREWALL : 0;
+	}
 
 	/* 1. Signals into a signalfd; run as PID 1, or as a subreaper for tests. */
 	if (signals_setup(&sigs, cfg.test_subreaper) < 0)
@@ -48,8 +55,12 @@ static int run(int argc, char **argv)
 	/* 2. Configuration: read and validate everything, change nothing. */
 	if (config_load(&cfg) < 0)
 		return EXIT_INIT_CONFIG;
+	if (fwstep_load(&fw, cfg.allowlist_path) < 0)
+		return EXIT_INIT_CONFIG;
 
 	/* 3. Firewall (resolve, one batch, verify; registers its loop sources). */
+	if (fwstep_start(&fw, &loop, &cfg.pid1_keep_caps) < 0)
+		return EXIT_INIT_FIREWALL;
 
 	/* 4. Identity: devuser takes the host's IDs and owns its home. */
 	if (userremap_apply(&cfg.remap) < 0)

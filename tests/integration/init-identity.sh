@@ -87,14 +87,16 @@ initenv_run -- "$PROBE" report >"$out" 2>"$err" || st=$?
 check "without HOST_UID/HOST_GID the agent keeps devuser's ids ($(kv "$out" uid):$(kv "$out" gid), status $st)" \
 	"$st:$(kv "$out" uid):$(kv "$out" gid)" = 0:2345:2345
 
-# PID 1 while the agent runs: only CAP_KILL (bit 5), one thread.
+# PID 1 while the agent runs: only CAP_KILL (bit 5) and CAP_NET_ADMIN (bit 12), one thread.
 # sandbox-init itself starts with SIGINT, SIGQUIT and SIGPIPE ignored.
 IE_SIGIGN=1 initenv_start HOST_UID=2345 HOST_GID=2345 -- "$PROBE" sleep 60 >"$out" 2>"$err"
 if wait_until 20 grep -q '^sleeping=' "$out" && wait_until 10 initenv_pid1_idle && p1=$(initenv_pid1); then
-	check "PID 1 CapEff is CAP_KILL only ($(awk '/^CapEff/ {print $2}' "/proc/$p1/status"))" \
-		"$(awk '/^CapEff/ {print $2}' "/proc/$p1/status")" = 0000000000000020
-	check "PID 1 CapPrm is CAP_KILL only ($(awk '/^CapPrm/ {print $2}' "/proc/$p1/status"))" \
-		"$(awk '/^CapPrm/ {print $2}' "/proc/$p1/status")" = 0000000000000020
+	# CAP_KILL (0x20) to signal the agent, CAP_NET_ADMIN (0x1000) for the
+	# firewall's set updates from the DNS gate (step 3 registers it).
+	check "PID 1 CapEff is CAP_KILL and CAP_NET_ADMIN only ($(awk '/^CapEff/ {print $2}' "/proc/$p1/status"))" \
+		"$(awk '/^CapEff/ {print $2}' "/proc/$p1/status")" = 0000000000001020
+	check "PID 1 CapPrm is CAP_KILL and CAP_NET_ADMIN only ($(awk '/^CapPrm/ {print $2}' "/proc/$p1/status"))" \
+		"$(awk '/^CapPrm/ {print $2}' "/proc/$p1/status")" = 0000000000001020
 	check "PID 1 CapAmb and CapInh are empty" \
 		"$(awk '/^Cap(Amb|Inh)/ {print $2}' "/proc/$p1/status" | sort -u)" = 0000000000000000
 	check "PID 1 is single-threaded" "$(awk '/^Threads/ {print $2}' "/proc/$p1/status")" = 1

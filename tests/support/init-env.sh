@@ -41,6 +41,9 @@
 #               child (for the not-PID-1 and --test-subreaper cases)
 #   IE_TTY      =1: sandbox-init becomes a session leader with stdin as its
 #               controlling terminal (setsid --ctty), as runc does for -t
+#   IE_NETNS    run in this existing network namespace (ip netns exec)
+#               instead of a fresh, empty one (the firewall tests use the
+#               simulated internet's sbx namespace)
 #   IE_SIGIGN   =1: sandbox-init starts with SIGINT, SIGQUIT and SIGPIPE
 #               ignored (SIG_IGN survives execve), as under a launcher
 #               started from a background job or by nohup
@@ -104,6 +107,10 @@ initenv_setup() {
 		}
 	EOF
 	chmod 0644 "$IE"/etc/code-sandbox/profiles/*.json
+	# The firewall (step 3) needs an allowlist; a literal address only, so
+	# nothing is resolved in the empty network namespace.
+	printf '# init tests: no names to resolve\n198.51.100.1\n' >"$IE/etc/code-sandbox/allowlist"
+	chmod 0644 "$IE/etc/code-sandbox/allowlist"
 	mkdir -p "$IE/home/devuser" "$IE/workspace" "$IE/out" "$IE/root" "$IE/bin"
 	printf 'export EDITOR=vi\n' >"$IE/home/devuser/.profile"
 	chown -R "$IE_DEV_UID:$IE_DEV_GID" "$IE/home/devuser" "$IE/workspace"
@@ -125,6 +132,9 @@ _initenv_inner() {
 	shift "$nenv"
 	local root=$ie/root e
 	mount --make-rprivate /
+	# A container's loopback is up (the DNS gate listens there); a fresh
+	# network namespace's is not.
+	ip link set lo up
 	mount -t tmpfs -o mode=0755 cs-init-root "$root"
 	for e in usr bin sbin lib lib32 lib64 libx32 dev sys run var opt "${init#/}" "${ie#/}"; do
 		e=/${e%%/*}
@@ -187,8 +197,10 @@ _initenv_argv() { # the command line that runs sandbox-init, in _IE_ARGV
 	[ "${IE_NOT_PID1:-}" != 1 ] || mode=not-pid1
 	[ "${IE_TTY:-}" != 1 ] || mode="tty"
 	[ "${IE_SIGIGN:-}" != 1 ] || mode+="+sigign"
+	local ns=(unshare --pid --mount --net --fork)
+	[ -z "${IE_NETNS:-}" ] || ns=(ip netns exec "$IE_NETNS" unshare --pid --mount --fork)
 	_IE_ARGV=(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin
-		unshare --pid --mount --net --fork
+		"${ns[@]}"
 		bash -c "$(declare -f _initenv_inner)"'; _initenv_inner "$@"' _initenv_inner
 		"$IE" "$INIT_BIN" "$IE_CAPS" "${IE_T0_FILE:-}" "${IE_BINDS:-}" "$mode"
 		"${#_IE_ENV[@]}" "${_IE_ENV[@]}" "${_IE_ARGS[@]}")

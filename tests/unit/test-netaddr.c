@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include "macros.h"
+#include "netaddr.h"
+#include "tap.h"
+
+struct netaddr_case {
+	const char *addr;
+	enum netaddr_class class;
+};
+
+static const struct netaddr_case cases[] = {
+	/* The simulated internet and other documentation ranges are public. */
+	{"198.51.100.10", NETADDR_PUBLIC},
+	{"198.51.100.255", NETADDR_PUBLIC},
+	{"192.0.2.1", NETADDR_PUBLIC},
+	{"203.0.113.9", NETADDR_PUBLIC},
+	{"2001:db8::10", NETADDR_PUBLIC},
+	{"2001:db8:ffff::1", NETADDR_PUBLIC},
+	{"8.8.8.8", NETADDR_PUBLIC},
+	{"2606:4700::1111", NETADDR_PUBLIC},
+	{"172.15.255.255", NETADDR_PUBLIC},
+	{"172.32.0.0", NETADDR_PUBLIC},
+	{"100.63.255.255", NETADDR_PUBLIC},
+	{"100.128.0.0", NETADDR_PUBLIC},
+	{"169.253.255.255", NETADDR_PUBLIC},
+	{"223.255.255.255", NETADDR_PUBLIC},
+	{"11.0.0.1", NETADDR_PUBLIC},
+	{"2001:1::1", NETADDR_PUBLIC}, /* not Teredo (2001:0::/32) */
+	{"fbff::1", NETADDR_PUBLIC},
+	{"fe00::1", NETADDR_PUBLIC},
+	{"::ffff:198.51.100.10", NETADDR_PUBLIC},
+	{"64:ff9b::198.51.100.10", NETADDR_PUBLIC},
+	{"2002:c633:640a::1", NETADDR_PUBLIC}, /* 6to4 of 198.51.100.10 */
+
+	{"0.0.0.0", NETADDR_UNSPECIFIED},
+	{"0.1.2.3", NETADDR_UNSPECIFIED},
+	{"::", NETADDR_UNSPECIFIED},
+	{"127.0.0.1", NETADDR_LOOPBACK},
+	{"127.255.255.254", NETADDR_LOOPBACK},
+	{"::1", NETADDR_LOOPBACK},
+	{"::ffff:127.0.0.1", NETADDR_LOOPBACK},
+	{"169.254.169.254", NETADDR_METADATA},
+	{"100.100.100.200", NETADDR_METADATA},
+	{"fd00:ec2::254", NETADDR_METADATA},
+	{"::ffff:169.254.169.254", NETADDR_METADATA},
+	{"::ffff:0:169.254.169.254", NETADDR_METADATA},
+	{"::169.254.169.254", NETADDR_METADATA},
+	{"64:ff9b::169.254.169.254", NETADDR_METADATA},
+	{"2002:a9fe:a9fe::", NETADDR_METADATA},
+	{"169.254.0.1", NETADDR_LINK_LOCAL},
+	{"169.254.255.255", NETADDR_LINK_LOCAL},
+	{"fe80::1", NETADDR_LINK_LOCAL},
+	{"febf:ffff::1", NETADDR_LINK_LOCAL},
+	{"10.0.0.1", NETADDR_PRIVATE},
+	{"10.255.255.255", NETADDR_PRIVATE},
+	{"172.16.0.1", NETADDR_PRIVATE},
+	{"172.31.255.255", NETADDR_PRIVATE},
+	{"192.168.1.1", NETADDR_PRIVATE},
+	{"fc00::1", NETADDR_PRIVATE},
+	{"fd12:3456::1", NETADDR_PRIVATE},
+	{"fd00:ec2::253", NETADDR_PRIVATE},
+	{"fec0::1", NETADDR_PRIVATE},
+	{"64:ff9b:1::a00:1", NETADDR_PRIVATE},
+	{"::ffff:10.1.2.3", NETADDR_PRIVATE},
+	{"::ffff:192.168.0.1", NETADDR_PRIVATE},
+	{"2002:c0a8:101::1", NETADDR_PRIVATE}, /* 6to4 of 192.168.1.1 */
+	{"100.64.0.1", NETADDR_CGNAT},
+	{"100.127.255.255", NETADDR_CGNAT},
+	{"::ffff:100.64.0.1", NETADDR_CGNAT},
+	{"224.0.0.1", NETADDR_MULTICAST},
+	{"239.255.255.250", NETADDR_MULTICAST},
+	{"ff02::1", NETADDR_MULTICAST},
+	{"::ffff:224.0.0.251", NETADDR_MULTICAST},
+	{"255.255.255.255", NETADDR_BROADCAST},
+	{"::ffff:255.255.255.255", NETADDR_BROADCAST},
+	{"240.0.0.1", NETADDR_RESERVED},
+	{"2001::1", NETADDR_RESERVED},
+	{"2001:0:4136:e378:8000:63bf:3fff:fdd2", NETADDR_RESERVED},
+	{"100::1", NETADDR_RESERVED},
+};
+
+TEST(classification_table)
+{
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		unsigned char buf[16];
+		int family = strchr(cases[i].addr, ':') ? AF_INET6 : AF_INET;
+		enum netaddr_class c;
+
+		ASSERT_EQ(inet_pton(family, cases[i].addr, buf), 1);
+		c = netaddr_classify(family, buf);
+		if (c != cases[i].class)
+			printf("# %s: got %s, want %s\n", cases[i].addr, netaddr_class_to_string(c),
+			       netaddr_class_to_string(cases[i].class));
+		EXPECT_EQ(c, cases[i].class);
+		EXPECT_EQ(netaddr_is_forbidden(family, buf), cases[i].class != NETADDR_PUBLIC);
+	}
+}
+
+TEST(unknown_family_fails_closed)
+{
+	unsigned char buf[16] = {0};
+
+	EXPECT_EQ(netaddr_classify(AF_UNIX, buf), NETADDR_RESERVED);
+	EXPECT_TRUE(netaddr_is_forbidden(AF_UNIX, buf));
+	EXPECT_TRUE(netaddr_is_forbidden(AF_INET, NULL));
+}
+
+TEST(class_names)
+{
+	EXPECT_STREQ(netaddr_class_to_string(NETADDR_METADATA), "cloud metadata");
+	EXPECT_STREQ(netaddr_class_to_string(NETADDR_PUBLIC), "public");
+	EXPECT_STREQ(netaddr_class_to_string(NETADDR_CLASS_MAX), "unknown");
+	for (int c = 0; c < NETADDR_CLASS_MAX; c++)
+		EXPECT_TRUE(netaddr_class_to_string((enum netaddr_class)c) != NULL);
+}
