@@ -52,7 +52,7 @@ skip() { # skip NAME REASON
 	echo "ok $TAP_N - $1 # SKIP $2"
 }
 
-diag() { printf '# %s\n' "$@"; }
+diag() { printf '%s\n' "$@" | sed 's/^/# /'; } # every line, so multi-line text stays TAP
 
 tap_done() {
 	echo "1..$TAP_N"
