@@ -7,11 +7,25 @@
 
 #include "backend.h"
 
+#include <stdbool.h>
+#include <stddef.h>
+
 extern const struct backend_ops backend_allow_all_ops;
+extern const struct backend_ops backend_static_ops;
+extern const struct backend_ops backend_exec_ops;
 
 /* Sets d to a denial with reason and rule (both truncated to fit) and returns
  * error (a negative errno): the backend.h rule that an error is a denial
  * with a reason, in one line. */
 int backend_deny(struct authz_decision *d, int error, const char *rule, const char *reason);
+
+/* Reads a whole configuration file the daemon trusts (policy, token, CA)
+ * into a NUL-terminated malloc'd buffer: an absolute path to a regular
+ * file of at most max bytes, owned by this user or root and not group or
+ * world writable; a secret must also be this user's, mode 0600 or 0400, and
+ * not a symlink. what names the file in messages ("policy file"). Fills
+ * reterr and returns a negative errno on failure. */
+int backend_read_file(const char *what, const char *path, size_t max, bool secret, char **ret,
+		      size_t *ret_len, char *reterr, size_t reterr_len);
 
 #endif
