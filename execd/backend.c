@@ -19,6 +19,7 @@ static const struct backend_ops *const backends[] = {
 	&backend_allow_all_ops,
 	&backend_static_ops,
 	&backend_exec_ops,
+	&backend_webhook_ops,
 };
 
 const struct backend_ops *backend_find(const char *name)

@@ -13,6 +13,7 @@
 extern const struct backend_ops backend_allow_all_ops;
 extern const struct backend_ops backend_static_ops;
 extern const struct backend_ops backend_exec_ops;
+extern const struct backend_ops backend_webhook_ops;
 
 /* Sets d to a denial with reason and rule (both truncated to fit) and returns
  * error (a negative errno): the backend.h rule that an error is a denial

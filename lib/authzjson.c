@@ -120,6 +120,32 @@ out:
 	return r;
 }
 
+/* The destination without its userinfo: a remote URL such as
+ * https://user:TOKEN@host/x carries a credential that an external policy
+ * engine must not receive. Other forms are copied unchanged. */
+static int redact_userinfo(const char *url, char *buf, size_t len)
+{
+	const char *sep = strstr(url, "://"), *auth, *end, *at = NULL;
+
+	if (strlen(url) >= len)
+		return -ENAMETOOLONG;
+	if (!sep) {
+		memcpy(buf, url, strlen(url) + 1);
+		return 0;
+	}
+	auth = sep + 3;
+	end = auth + strcspn(auth, "/");
+	for (const char *c = auth; c < end; c++)
+		if (*c == '@')
+			at = c;
+	if (!at) {
+		memcpy(buf, url, strlen(url) + 1);
+		return 0;
+	}
+	(void)snprintf(buf, len, "%.*s%s", (int)(auth - url), url, at + 1);
+	return 0;
+}
+
 int authzjson_encode_request(const struct authz_request *req, char **ret, size_t *ret_len)
 {
 	_cleanup_(json_object_putp) struct json_object *root = NULL;
@@ -161,8 +187,12 @@ int authzjson_encode_request(const struct authz_request *req, char **ret, size_t
 		r = add(cwd, "container", str_or_null(req->container_cwd), req->container_cwd);
 	if (r >= 0)
 		r = add(cwd, "host", str_or_null(req->host_cwd), req->host_cwd);
-	if (r >= 0)
-		r = add(root, "destination", str_or_null(req->destination), req->destination);
+	if (r >= 0) {
+		bool ok = req->destination &&
+			  redact_userinfo(req->destination, norm, sizeof(norm)) >= 0;
+
+		r = add(root, "destination", ok ? json_object_new_string(norm) : NULL, ok);
+	}
 	if (r >= 0) {
 		bool ok = req->destination &&
 			  policy_normalise_url(req->destination, norm, sizeof(norm)) >= 0;
