@@ -120,7 +120,7 @@ class Handler(BaseHTTPRequestHandler):
         self.record(None)
         if not self.authorized():
             return
-        pid = self.path.lstrip("/")
+        pid = self.path.rstrip("/").rsplit("/", 1)[-1]
         with LOCK:
             state = POLLS.get(pid)
             if state:
