@@ -276,6 +276,10 @@ int main(int argc, char **argv)
 			if (k < 0) {
 				if (errno == EINTR)
 					continue;
+				/* The daemon may have answered (busy) and closed
+				 * before reading: its reply is still readable. */
+				if (errno == EPIPE || errno == ECONNRESET)
+					break;
 				die(EXIT_WRAP_UNREACHABLE, "lost the connection to sandbox-execd: %s",
 				    strerror(errno));
 			}
