@@ -28,7 +28,6 @@
 
 #define DISPATCH_MAX_ENV (64 + AUTHZ_MAX_ENV)
 #define DISPATCH_REPLY_TIMEOUT_MS 2000
-#define DISPATCH_DEST_REMOTE "__code_sandbox_dest"
 
 /* Variables passed from the daemon's own environment to commands: identity,
  * locale, and the credential channels a host tool legitimately uses (ssh
@@ -399,19 +398,16 @@ static const char *git_repo_arg(const char *const *args, size_t n, const char *c
 	return NULL;
 }
 
-/* Runs `git ARGS` for a lookup with a hardened environment; returns the
- * single line of output (malloc'd) or NULL. extra_env: NULL or one more
- * entries to add. */
-static char *git_lookup(struct req_state *s, int cwd_fd, const char *const *args,
-			const char *const *extra_env)
+/* Runs `git ARGS` for a lookup with a hardened environment, output in out
+ * (NUL-terminated). Returns git's exit status or -errno. */
+static int git_run(struct req_state *s, int cwd_fd, const char *const *args, char *out,
+		   size_t out_len, size_t *ret_len)
 {
 	struct execd *d = s->d;
 	const char *env[16];
-	char ceiling[PATHMAP_MAX_PATH + 32], out[EXECD_LOOKUP_MAX_OUTPUT];
+	char ceiling[PATHMAP_MAX_PATH + 32];
 	const char *argv[12];
 	size_t n = 0, a = 0;
-	char *nl;
-	int r;
 
 	argv[a++] = "git";
 	for (; *args && a < ELEMENTSOF(argv) - 1; args++)
@@ -433,13 +429,10 @@ static char *git_lookup(struct req_state *s, int cwd_fd, const char *const *args
 	env[n++] = "GIT_OPTIONAL_LOCKS=0";
 	env[n++] = "GIT_NO_LAZY_FETCH=1";
 	env[n++] = ceiling;
-	for (char **e = d->base_env; *e && n < ELEMENTSOF(env) - 4; e++)
+	for (char **e = d->base_env; *e && n < ELEMENTSOF(env) - 1; e++)
 		if (strncmp(*e, "HOME=", 5) == 0 || strncmp(*e, "XDG_CONFIG_HOME=", 16) == 0)
 			env[n++] = *e;
-	for (; extra_env && *extra_env && n < ELEMENTSOF(env) - 1; extra_env++)
-		env[n++] = *extra_env;
 	env[n] = NULL;
-
 	{
 		struct spawn_params p = {
 			.path = d->git_path,
@@ -448,9 +441,17 @@ static char *git_lookup(struct req_state *s, int cwd_fd, const char *const *args
 			.cwd_fd = cwd_fd,
 		};
 
-		r = spawn_capture(&p, EXECD_LOOKUP_TIMEOUT_MS, out, sizeof(out));
+		return spawn_capture(&p, EXECD_LOOKUP_TIMEOUT_MS, out, out_len, ret_len);
 	}
-	if (r != 0)
+}
+
+/* The single non-empty line `git ARGS` prints (malloc'd), or NULL. */
+static char *git_lookup(struct req_state *s, int cwd_fd, const char *const *args)
+{
+	char out[EXECD_LOOKUP_MAX_OUTPUT];
+	char *nl;
+
+	if (git_run(s, cwd_fd, args, out, sizeof(out), NULL) != 0)
 		return NULL;
 	nl = strchr(out, '\n');
 	if (!nl || nl[1] != '\0' || nl == out) /* exactly one non-empty line */
@@ -459,6 +460,72 @@ static char *git_lookup(struct req_state *s, int cwd_fd, const char *const *args
 	if (!wire_utf8_valid(out, strlen(out)))
 		return NULL;
 	return strdup(out);
+}
+
+/* Rewrites a URL given on the command line of `git push` the way git does
+ * for an anonymous remote: the longest matching url.<base>.pushInsteadOf
+ * prefix, else the longest url.<base>.insteadOf, from every configuration
+ * scope including the repository's own (which the agent controls, which is
+ * the point). git has no plumbing that prints this, so the rules come from
+ * `git config --null --get-regexp` and are applied here. NULL on any doubt
+ * (too many rules for the buffer, unparsable output). */
+static char *git_push_url(struct req_state *s, const char *url)
+{
+	static const char *const q[] = { "config", "--null", "--get-regexp",
+					 "^url\\..*\\.(pushinsteadof|insteadof)$", NULL };
+	char out[EXECD_LOOKUP_MAX_OUTPUT];
+	const char *best_base[2] = { NULL, NULL };
+	size_t best_len[2] = { 0, 0 }, base_len[2] = { 0, 0 };
+	char *p, *end, *ret;
+	size_t len = 0;
+	int r;
+
+	r = git_run(s, s->cwd_fd, q, out, sizeof(out), &len);
+	if (r == 1)
+		return strdup(url); /* no rewrite rules at all */
+	if (r != 0)
+		return NULL;
+	end = out + len;
+	/* Entries are "url.<base>.<var>\n<value>\0". */
+	for (p = out; p < end;) {
+		char *nl = strchr(p, '\n'), *dot, *value;
+		size_t vlen;
+		int kind;
+
+		if (!nl || strncmp(p, "url.", 4) != 0)
+			return NULL;
+		*nl = '\0';
+		value = nl + 1;
+		vlen = strlen(value);
+		if (value + vlen >= end + 1)
+			return NULL;
+		dot = strrchr(p, '.');
+		if (!dot || dot < p + 4)
+			return NULL;
+		if (strcmp(dot, ".pushinsteadof") == 0)
+			kind = 0;
+		else if (strcmp(dot, ".insteadof") == 0)
+			kind = 1;
+		else
+			return NULL;
+		if (vlen > best_len[kind] && strncmp(url, value, vlen) == 0) {
+			best_len[kind] = vlen;
+			best_base[kind] = p + 4;
+			base_len[kind] = (size_t)(dot - (p + 4));
+		}
+		p = value + vlen + 1;
+	}
+	for (int k = 0; k < 2; k++)
+		if (best_base[k]) {
+			if (asprintf(&ret, "%.*s%s", (int)base_len[k], best_base[k], url + best_len[k]) < 0)
+				return NULL;
+			if (!wire_utf8_valid(ret, strlen(ret))) {
+				free(ret);
+				return NULL;
+			}
+			return ret;
+		}
+	return strdup(url);
 }
 
 /* Sets s->destination for git push/fetch/pull/clone/ls-remote: the URL git
@@ -486,27 +553,12 @@ static void compute_destination(struct req_state *s)
 			return;
 		{
 			const char *const named[] = { "remote", "get-url", "--push", "--all", repo, NULL };
-			_cleanup_free_ char *cfg = NULL;
 
-			s->destination = git_lookup(s, s->cwd_fd, named, NULL);
+			s->destination = git_lookup(s, s->cwd_fd, named);
 			if (s->destination)
 				return;
-			/* Not a configured remote: a URL (or path). Let git
-			 * rewrite it as for an anonymous remote, through a
-			 * temporary remote defined in the environment (no
-			 * command-line parsing of the value). */
-			if (asprintf(&cfg, "GIT_CONFIG_VALUE_0=%s", repo) < 0)
-				return;
-			{
-				const char *const url[] = { "remote", "get-url", "--push", "--all",
-							    DISPATCH_DEST_REMOTE, NULL };
-				const char *const env[] = {
-					"GIT_CONFIG_COUNT=1",
-					"GIT_CONFIG_KEY_0=remote." DISPATCH_DEST_REMOTE ".url", cfg, NULL,
-				};
-
-				s->destination = git_lookup(s, s->cwd_fd, url, env);
-			}
+			/* Not a configured remote: a URL (or a path). */
+			s->destination = git_push_url(s, repo);
 		}
 		return;
 	}
@@ -519,7 +571,7 @@ static void compute_destination(struct req_state *s)
 		{
 			const char *const q[] = { "ls-remote", "--get-url", repo, NULL };
 
-			s->destination = git_lookup(s, s->cwd_fd, q, NULL);
+			s->destination = git_lookup(s, s->cwd_fd, q);
 		}
 		return;
 	}
@@ -533,7 +585,7 @@ static void compute_destination(struct req_state *s)
 			 * what the policy sees either. */
 			const char *const q[] = { "ls-remote", "--get-url", repo, NULL };
 
-			s->destination = git_lookup(s, s->d->root_dir_fd, q, NULL);
+			s->destination = git_lookup(s, s->d->root_dir_fd, q);
 		}
 	}
 }

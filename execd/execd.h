@@ -69,9 +69,11 @@ void spawn_kill_group(pid_t pid);
  * siginfo: *ret_code, *ret_signaled. */
 int spawn_reap(pid_t pid, int pidfd, int *ret_code, bool *ret_signaled);
 /* Runs a helper command to completion with stdout captured (up to
- * max - 1 bytes, NUL-terminated), stdin and stderr on /dev/null, killed
- * after timeout_ms. Returns its exit status (>= 0) or -errno. */
-int spawn_capture(const struct spawn_params *p, unsigned timeout_ms, char *out, size_t max);
+ * max - 1 bytes, NUL-terminated, length in *ret_len if not NULL), stdin and
+ * stderr on /dev/null, killed after timeout_ms. Returns its exit status
+ * (>= 0) or -errno (-EMSGSIZE when the output does not fit). */
+int spawn_capture(const struct spawn_params *p, unsigned timeout_ms, char *out, size_t max,
+		  size_t *ret_len);
 
 /* ---- dispatch.c ---- */
 struct execd_peer {

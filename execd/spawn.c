@@ -124,7 +124,8 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int spawn_capture(const struct spawn_params *p, unsigned timeout_ms, char *out, size_t max)
+int spawn_capture(const struct spawn_params *p, unsigned timeout_ms, char *out, size_t max,
+		  size_t *ret_len)
 {
 	_cleanup_close_ int null_fd = -1, rd = -1, wr = -1, pidfd = -1;
 	struct spawn_params q = *p;
@@ -190,6 +191,8 @@ int spawn_capture(const struct spawn_params *p, unsigned timeout_ms, char *out, 
 	if (spawn_reap(pid, pidfd, &code, &signaled) < 0 && r >= 0)
 		r = -ECHILD;
 	out[len] = '\0';
+	if (ret_len)
+		*ret_len = len;
 	if (r < 0)
 		return r;
 	return signaled ? -EINTR : code;
