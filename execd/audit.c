@@ -4,7 +4,8 @@
  * One writer: a mutex orders records (the hash chain needs a total order) and
  * an exclusive flock() keeps a second daemon off the same file. Each record
  * is written with O_APPEND and fdatasync()ed before the call returns, so a
- * decision record is durable before its command runs.
+ * decision record is durable before its command runs; concurrent writers
+ * share syncs (group commit).
  *
  * Crash behaviour: a crash (or SIGKILL, or power loss) while a record is
  * being written can leave a last line without its newline. Such a line was
@@ -33,9 +34,11 @@
 #define AUDIT_SCAN_CHUNK 65536
 
 struct audit {
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;      /* orders writes and the chain */
+	pthread_mutex_t sync_lock; /* one fdatasync at a time */
 	int fd;
-	off_t size;
+	off_t size;   /* bytes written (under lock) */
+	off_t synced; /* bytes known durable (under sync_lock) */
 	struct auditrec_chain chain;
 	char *path;
 	bool failed; /* a write could not be undone: refuse everything after */
@@ -106,25 +109,95 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-/* Appends a formatted line durably; on failure tries to cut the file back to
- * its previous size so no partial record stays, else marks the log failed. */
-static int append_locked(struct audit *a, char *line, size_t len)
+/* Appends a formatted line (under a->lock); on a write failure tries to cut
+ * the file back to its previous size so no partial record stays, else marks
+ * the log failed. *ret_end: the file size after this record. */
+static int append_locked(struct audit *a, const char *line, size_t len, off_t *ret_end)
 {
 	int r;
 
 	if (a->failed)
 		return -EIO;
 	r = write_all(a->fd, line, len);
-	if (r >= 0 && fdatasync(a->fd) < 0)
-		r = -errno;
 	if (r < 0) {
-		if (ftruncate(a->fd, a->size) < 0 || fdatasync(a->fd) < 0)
+		if (ftruncate(a->fd, a->size) < 0)
 			a->failed = true;
-		return log_error_errno(r, "Failed to append to audit log '%s': %s", a->path, strerror(-(r)));
+		return log_error_errno(r, "Failed to append to audit log '%s': %s", a->path,
+				       strerror(-r));
 	}
 	a->size += (off_t)len;
+	*ret_end = a->size;
 	auditrec_chain_advance(&a->chain, line, len);
 	return 0;
+}
+
+/* Makes everything up to `end` durable. Group commit: writers that queue
+ * here while an fdatasync runs are usually covered by the next one, so
+ * concurrent requests share syncs instead of waiting for one each. A sync
+ * failure is fatal for the log (fail closed: no command runs without a
+ * durable decision record). */
+static int sync_upto(struct audit *a, off_t end)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&a->sync_lock);
+	if (a->synced < end) {
+		off_t target;
+
+		pthread_mutex_lock(&a->lock);
+		target = a->size;
+		pthread_mutex_unlock(&a->lock);
+		if (fdatasync(a->fd) < 0) {
+			r = -errno;
+			pthread_mutex_lock(&a->lock);
+			a->failed = true;
+			pthread_mutex_unlock(&a->lock);
+			log_error_errno(r, "Failed to sync audit log '%s': %s; refusing every request "
+					   "from now on",
+					a->path, strerror(-r));
+		} else
+			a->synced = target;
+	}
+	pthread_mutex_unlock(&a->sync_lock);
+	return r;
+}
+
+/* Formats (via fmt) and appends one record, then waits until it is durable. */
+static int audit_append(struct audit *a, int (*fmt)(const struct auditrec_chain *, const void *,
+						  char **, size_t *),
+			const void *rec)
+{
+	char *line = NULL;
+	size_t len;
+	off_t end = 0;
+	int r;
+
+	pthread_mutex_lock(&a->lock);
+	r = fmt(&a->chain, rec, &line, &len);
+	if (r >= 0)
+		r = append_locked(a, line, len, &end);
+	else
+		log_error_errno(r, "Failed to format an audit record: %s", strerror(-r));
+	pthread_mutex_unlock(&a->lock);
+	free(line);
+	if (r < 0)
+		return r;
+	return sync_upto(a, end);
+}
+
+static int fmt_decision(const struct auditrec_chain *c, const void *rec, char **l, size_t *n)
+{
+	return auditrec_format_decision(c, rec, l, n);
+}
+
+static int fmt_end(const struct auditrec_chain *c, const void *rec, char **l, size_t *n)
+{
+	return auditrec_format_end(c, rec, l, n);
+}
+
+static int fmt_recovery(const struct auditrec_chain *c, const void *rec, char **l, size_t *n)
+{
+	return auditrec_format_recovery(c, rec, l, n);
 }
 
 int audit_open(const char *path, struct audit **ret)
@@ -197,22 +270,23 @@ int audit_open(const char *path, struct audit **ret)
 	if (!a->path)
 		return log_error_errno(-ENOMEM, "Out of memory");
 	a->fd = TAKE_FD(fd);
+	a->synced = a->size;
 	r = pthread_mutex_init(&a->lock, NULL);
+	if (r == 0) {
+		r = pthread_mutex_init(&a->sync_lock, NULL);
+		if (r != 0)
+			pthread_mutex_destroy(&a->lock);
+	}
 	if (r != 0) {
 		free(a->path);
 		safe_close(a->fd);
-		return log_error_errno(-r, "Failed to create the audit lock: %s", strerror(-(-r)));
+		return log_error_errno(-r, "Failed to create the audit locks: %s", strerror(r));
 	}
 	if (torn > 0) {
 		struct auditrec_recovery rec = { .torn_bytes = (uint64_t)torn };
-		char *line = NULL;
-		size_t len;
 
 		(void)clock_gettime(CLOCK_REALTIME, &rec.ts);
-		r = auditrec_format_recovery(&a->chain, &rec, &line, &len);
-		if (r >= 0)
-			r = append_locked(a, line, len);
-		free(line);
+		r = audit_append(a, fmt_recovery, &rec);
 		if (r < 0) {
 			audit_close(TAKE_PTR(a));
 			return r;
@@ -226,36 +300,12 @@ int audit_open(const char *path, struct audit **ret)
 
 int audit_write_decision(struct audit *a, const struct auditrec_decision *d)
 {
-	char *line = NULL;
-	size_t len;
-	int r;
-
-	pthread_mutex_lock(&a->lock);
-	r = auditrec_format_decision(&a->chain, d, &line, &len);
-	if (r >= 0)
-		r = append_locked(a, line, len);
-	else
-		log_error_errno(r, "Failed to format an audit record: %s", strerror(-(r)));
-	pthread_mutex_unlock(&a->lock);
-	free(line);
-	return r;
+	return audit_append(a, fmt_decision, d);
 }
 
 int audit_write_end(struct audit *a, const struct auditrec_end *e)
 {
-	char *line = NULL;
-	size_t len;
-	int r;
-
-	pthread_mutex_lock(&a->lock);
-	r = auditrec_format_end(&a->chain, e, &line, &len);
-	if (r >= 0)
-		r = append_locked(a, line, len);
-	else
-		log_error_errno(r, "Failed to format an audit record: %s", strerror(-(r)));
-	pthread_mutex_unlock(&a->lock);
-	free(line);
-	return r;
+	return audit_append(a, fmt_end, e);
 }
 
 void audit_close(struct audit *a)
@@ -266,6 +316,7 @@ void audit_close(struct audit *a)
 		 (unsigned long long)a->chain.seq, a->chain.prev);
 	safe_close(a->fd);
 	pthread_mutex_destroy(&a->lock);
+	pthread_mutex_destroy(&a->sync_lock);
 	free(a->path);
 	free(a);
 }

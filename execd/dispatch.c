@@ -50,6 +50,7 @@ struct req_state {
 	struct ucred cred;
 	uint64_t peer_key;
 	bool peer_counted;
+	bool active_counted;
 	char id[EXECD_REQUEST_ID_LEN];
 	struct timespec t0;
 	struct wire_request req;
@@ -236,6 +237,23 @@ static void peer_release(struct execd *d, uint64_t key)
 			break;
 		}
 	pthread_mutex_unlock(&d->lock);
+}
+
+/* Gives back the request's places in the per-container and total limits
+ * (once the caller has its answer; the worker may still be writing the end
+ * record, which EXECD_EXTRA_THREADS bounds). */
+static void release_limits(struct req_state *s)
+{
+	if (s->peer_counted) {
+		peer_release(s->d, s->peer_key);
+		s->peer_counted = false;
+	}
+	if (s->active_counted) {
+		pthread_mutex_lock(&s->d->lock);
+		s->d->active--;
+		pthread_mutex_unlock(&s->d->lock);
+		s->active_counted = false;
+	}
 }
 
 /* ---- audit helpers ---- */
@@ -724,7 +742,6 @@ static void run_command(struct req_state *s, const struct authz_decision *dec)
 	}
 	if (!outcome)
 		outcome = signaled ? "signaled" : "exited";
-	audit_end(s, outcome, code);
 	log_info("request %s peer uid=%u pid=%d tool '%s': %s %d after %lld ms", s->id,
 		 (unsigned)s->cred.uid, (int)s->cred.pid, s->req.tool, outcome, code,
 		 elapsed_ms(&s->t0));
@@ -744,7 +761,16 @@ static void run_command(struct req_state *s, const struct authz_decision *dec)
 		(void)snprintf(rep.message, sizeof(rep.message), "the command was stopped (%s)",
 			       outcome);
 	}
+	/* The reply goes out before the end record is written: the decision
+	 * record was durable before the command ran (the guarantee that
+	 * matters), and the caller should not wait for a second fsync. The end
+	 * record follows at once, in the same worker, and is fsynced too; a
+	 * crash in between leaves a decision without its end, which reads as
+	 * a crash mid-command (docs/architecture.md). */
 	send_reply(s->conn, &rep);
+	/* The command is over: its container may start the next one. */
+	release_limits(s);
+	audit_end(s, outcome, code);
 }
 
 static void handle(struct req_state *s)
@@ -905,6 +931,7 @@ void *dispatch_connection(void *arg)
 	struct execd_conn *c = arg;
 	struct execd *d = c->d;
 	struct req_state *s = calloc(1, sizeof(*s));
+	bool allocated = s != NULL;
 
 	if (!s) {
 		dispatch_reply_error(c->fd, WIRE_ERROR_INTERNAL, "out of memory");
@@ -912,6 +939,7 @@ void *dispatch_connection(void *arg)
 	}
 	s->d = d;
 	s->conn = c->fd;
+	s->active_counted = true; /* counted by the accept loop */
 	s->cwd_fd = -1;
 	(void)clock_gettime(CLOCK_MONOTONIC, &s->t0);
 	(void)snprintf(s->id, sizeof(s->id), "%s-%lu", d->launch_id,
@@ -920,8 +948,7 @@ void *dispatch_connection(void *arg)
 	for (size_t i = 0; i < s->n_fds; i++)
 		safe_close(s->fds[i]);
 	safe_close(s->cwd_fd);
-	if (s->peer_counted)
-		peer_release(d, s->peer_key);
+	release_limits(s);
 	free(s->destination);
 	free(s->argv);
 	wire_request_done(&s->req);
@@ -930,7 +957,9 @@ out:
 	safe_close(c->fd);
 	free(c);
 	pthread_mutex_lock(&d->lock);
-	if (--d->active == 0)
+	if (!allocated)
+		d->active--;
+	if (--d->threads == 0)
 		pthread_cond_broadcast(&d->idle);
 	pthread_mutex_unlock(&d->lock);
 	return NULL;

@@ -21,6 +21,7 @@
 #define EXECD_LOOKUP_TIMEOUT_MS 5000       /* git remote lookups for `destination` */
 #define EXECD_LOOKUP_MAX_OUTPUT 8192
 #define EXECD_REQUEST_ID_LEN 40
+#define EXECD_EXTRA_THREADS 64 /* workers past their reply, beyond max_concurrent */
 
 /* ---- audit.c ---- */
 struct audit;
@@ -95,8 +96,9 @@ struct execd {
 	char launch_id[17];
 
 	pthread_mutex_t lock;
-	pthread_cond_t idle; /* broadcast when active drops to 0 */
-	unsigned active;
+	pthread_cond_t idle; /* broadcast when threads drops to 0 */
+	unsigned active;     /* requests not yet answered (max_concurrent) */
+	unsigned threads;    /* workers alive, incl. those writing an end record */
 	struct execd_peer peers[EXECD_MAX_PEERS];
 	atomic_ulong next_seq;
 	atomic_bool stopping;

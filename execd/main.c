@@ -244,9 +244,12 @@ static void accept_one(struct execd *d, int lfd, pthread_attr_t *attr)
 		return;
 	}
 	pthread_mutex_lock(&d->lock);
-	over = d->active >= d->conf->max_concurrent;
-	if (!over)
+	over = d->active >= d->conf->max_concurrent ||
+	       d->threads >= d->conf->max_concurrent + EXECD_EXTRA_THREADS;
+	if (!over) {
 		d->active++;
+		d->threads++;
+	}
 	pthread_mutex_unlock(&d->lock);
 	if (over) {
 		log_info("refusing a connection: %u requests in flight (max_concurrent)",
@@ -269,6 +272,7 @@ static void accept_one(struct execd *d, int lfd, pthread_attr_t *attr)
 	safe_close(fd);
 	pthread_mutex_lock(&d->lock);
 	d->active--;
+	d->threads--;
 	pthread_mutex_unlock(&d->lock);
 }
 
@@ -314,11 +318,11 @@ static void wait_idle(struct execd *d)
 	(void)clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += MAIN_SHUTDOWN_GRACE_S;
 	pthread_mutex_lock(&d->lock);
-	while (d->active > 0)
+	while (d->threads > 0)
 		if (pthread_cond_timedwait(&d->idle, &d->lock, &deadline) == ETIMEDOUT)
 			break;
-	if (d->active > 0)
-		log_warn("%u requests still running at shutdown", d->active);
+	if (d->threads > 0)
+		log_warn("%u requests still running at shutdown", d->threads);
 	pthread_mutex_unlock(&d->lock);
 }
 

@@ -106,6 +106,8 @@ check "no token file: wrapper exits 124" "$st" -eq 124
 (cd "$T/ws" && as_user "$T/bin/echo" $'evil\e[2J\x07\nline2' >/dev/null)
 check "control characters in argv are escaped in the log" \
 	"$(grep -c 'evil\\u001b\[2J\\u0007\\nline2' "$AUDIT")" -eq 1
+# End records follow the replies by a moment (dispatch.c).
+wait_until 5 eval 'tail -n 1 "$AUDIT" | grep -q "\"type\":\"end\""'
 check "the token never appears in the audit log" "$(grep -c -F "$(token)" "$AUDIT")" -eq 0
 check "every refusal after a frame arrived is audited" "$(audit_count)" -gt "$n_before"
 ok "audit chain verifies" audit_verify

@@ -25,6 +25,8 @@ ms=$(((end - start) / 1000000))
 diag "$N requests, $P concurrent: ${ms} ms, $((N * 1000 / (ms > 0 ? ms : 1))) requests/s"
 check "zero failures" "$(wc -l <"$T/failures")" -eq 0
 head -n 5 "$T/failures" | while read -r l; do diag "$l"; done
+# End records follow the replies by a moment (dispatch.c): wait for them.
+wait_until 10 eval 'test "$(audit_count)" -ge $((2 * N))'
 check "exactly $((2 * N)) audit records" "$(audit_count)" -eq $((2 * N))
 check "$N decisions for true, all allow" \
 	"$(grep -c '"type":"decision".*"tool":"true".*"verdict":"allow"' "$AUDIT")" -eq "$N"
