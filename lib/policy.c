@@ -432,8 +432,12 @@ static int put_host(char *out, size_t cap, size_t *o, const char *host, size_t h
 {
 	if (hlen > 0 && host[hlen - 1] == '.')
 		hlen--; /* "github.com." is github.com */
-	if (hlen == 0 || host[0] == '-' || host[0] == '.')
+	if (hlen == 0 || host[0] == '-' || host[0] == '.' || host[hlen - 1] == '.')
 		return -EINVAL;
+	/* Empty labels ("a..b") are not host names. */
+	for (size_t i = 1; i < hlen; i++)
+		if (host[i] == '.' && host[i - 1] == '.')
+			return -EINVAL;
 	for (size_t i = 0; i < hlen; i++) {
 		char c = (char)tolower((unsigned char)host[i]);
 
@@ -457,7 +461,8 @@ static int put_host(char *out, size_t cap, size_t *o, const char *host, size_t h
 }
 
 /* Appends "/seg/seg" from path, refusing empty, "." and ".." segments and
- * dropping one trailing slash and one ".git". */
+ * segments with characters outside [A-Za-z0-9._~+-], and dropping one
+ * trailing slash and one ".git". */
 static int put_path(char *out, size_t cap, size_t *o, const char *path)
 {
 	size_t len = strlen(path);
@@ -480,6 +485,12 @@ static int put_path(char *out, size_t cap, size_t *o, const char *path)
 			sl = (size_t)(path + len - p);
 		if (sl == 0 || (sl == 1 && p[0] == '.') || (sl == 2 && p[0] == '.' && p[1] == '.'))
 			return -EINVAL;
+		/* Repository paths on every forge fit this set; anything else
+		 * ('@', ':', quotes, shell or URL syntax) is not worth the risk
+		 * of a server reading it differently from us. */
+		for (size_t i = 0; i < sl; i++)
+			if (!isalnum((unsigned char)p[i]) && !strchr("._~+-", p[i]))
+				return -EINVAL;
 		if (*o + sl + 2 >= cap)
 			return -ENAMETOOLONG;
 		out[(*o)++] = '/';
@@ -487,8 +498,13 @@ static int put_path(char *out, size_t cap, size_t *o, const char *path)
 		*o += sl;
 		p += sl + 1;
 	}
-	if (*o - start >= 5 && strncmp(out + *o - 4, ".git", 4) == 0 && out[*o - 5] != '/')
+	if (*o - start >= 5 && strncmp(out + *o - 4, ".git", 4) == 0 && out[*o - 5] != '/') {
 		*o -= 4;
+		/* "..git" and "...git" would leave a "." or ".." segment. */
+		if (out[*o - 1] == '.' && (out[*o - 2] == '/' || (out[*o - 2] == '.' &&
+								    out[*o - 3] == '/')))
+			return -EINVAL;
+	}
 	out[*o] = '\0';
 	return 0;
 }

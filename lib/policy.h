@@ -59,8 +59,9 @@ int policy_evaluate(const struct policy *p, const struct authz_request *req,
  * git@github.com:acme/x.git and ssh://git@github.com/acme/x all become
  * "github.com/acme/x". Refuses (-EINVAL) what it cannot read unambiguously:
  * local paths, other schemes and transport helpers (file://, ext::), "." or
- * ".." or empty path segments, percent-encoding, '?', '#', backslashes,
- * control characters, IPv6 literals. -ENAMETOOLONG when buf is too small. */
+ * ".." or empty path segments, path characters outside [A-Za-z0-9._~+-/],
+ * percent-encoding, '?', '#', backslashes, control characters, IPv6
+ * literals. -ENAMETOOLONG when buf is too small. */
 int policy_normalise_url(const char *url, char *buf, size_t len);
 
 #endif

@@ -456,6 +456,16 @@ static const struct url_case url_cases[] = {
 	{ "ftp://github.com/acme/x", NULL },
 	{ "", NULL },
 	{ "https://github.com/acme/x\n", NULL },
+	{ "ssh:/@igGt/`itHub.com:22/ak", NULL },
+	{ "s...............:mo.ct/", NULL },
+	{ "gi:acme/..git", NULL },
+	{ "https://github.com/acme/...git", NULL },
+	{ "https://github.com/acme/....git", "github.com/acme/..." },
+	{ "https://github..com/acme/x", NULL },
+	{ "https://github.com../acme/x", NULL },
+	{ "https://github.com/acme/x@evil", NULL },
+	{ "git@github.com:acme/x:y", NULL },
+	{ "https://github.com/acme/x'y", NULL },
 };
 
 TEST(url_normalisation)
