@@ -291,9 +291,6 @@ static int exec_decide(struct backend *b, const struct authz_request *req,
 	r = authzjson_encode_request(req, &json, &json_len);
 	if (r < 0)
 		return backend_deny(d, r, rule, "denied: the request could not be encoded");
-	out = malloc(AUTHZJSON_MAX_DECISION + 1);
-	if (!out)
-		return backend_deny(d, -ENOMEM, rule, "denied: out of memory");
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return backend_deny(d, negative_errno(), rule, "denied: cannot run the policy program");
 	in_r = fd_above_stdio(fds[0]);
@@ -314,6 +311,11 @@ static int exec_decide(struct backend *b, const struct authz_request *req,
 	}
 	in_r = safe_close(in_r);
 	out_w = safe_close(out_w);
+	out = malloc(AUTHZJSON_MAX_DECISION + 1);
+	if (!out) {
+		(void)kill_and_reap(pid, pidfd, &si);
+		return backend_deny(d, -ENOMEM, rule, "denied: out of memory");
+	}
 
 	/* A program that exits without reading its input makes our write()
 	 * raise SIGPIPE; keep it pending on this thread and discard it rather

@@ -19,6 +19,7 @@
  * Thread safety: curl_global_init once (at the first open, before the
  * daemon serves), one easy handle per exchange, CURLOPT_NOSIGNAL so that
  * timeouts never use signals. */
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <pthread.h>
@@ -75,13 +76,12 @@ static void curl_freep(char **p)
 
 static bool host_is_loopback(const char *host)
 {
-	unsigned a, b2, c, d;
-	char tail;
+	struct in_addr a;
 
 	if (strcmp(host, "localhost") == 0 || strcmp(host, "[::1]") == 0)
 		return true;
-	return sscanf(host, "%u.%u.%u.%u%c", &a, &b2, &c, &d, &tail) == 4 && a == 127 &&
-	       b2 < 256 && c < 256 && d < 256;
+	/* 127.0.0.0/8, in the one dotted-quad spelling inet_pton accepts. */
+	return inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
 }
 
 /* Checks the URL (scheme, loopback rule, no userinfo, query or fragment,

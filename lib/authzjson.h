@@ -23,7 +23,7 @@
 #include "authz.h"
 
 #define AUTHZJSON_VERSION 1
-#define AUTHZJSON_MAX_DECISION (64 * 1024) /* bytes of one decision document */
+#define AUTHZJSON_MAX_DECISION ((size_t)64 * 1024) /* bytes of one decision document */
 #define AUTHZJSON_MAX_ID 128               /* pending id, with NUL */
 
 enum authzjson_state {

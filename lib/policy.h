@@ -18,7 +18,7 @@
 
 #include "authz.h"
 
-#define POLICY_MAX_FILE (1024 * 1024) /* bytes of policy text */
+#define POLICY_MAX_FILE ((size_t)1024 * 1024) /* bytes of policy text */
 #define POLICY_MAX_RULES 1024
 #define POLICY_MAX_LINE 4096          /* bytes per line, without the newline */
 #define POLICY_MAX_WORDS 4            /* subcommand levels in one rule */
