@@ -74,10 +74,11 @@ static int static_decide(struct backend *b, const struct authz_request *req,
 		return backend_deny(d, r, "static:error", v.reason);
 	d->verdict = v.verdict == AUTHZ_ALLOW ? AUTHZ_ALLOW : AUTHZ_DENY;
 	(void)snprintf(d->reason, sizeof(d->reason), "%s", v.reason);
-	if (v.line > 0)
+	if (v.source == POLICY_SOURCE_RULE)
 		(void)snprintf(d->rule, sizeof(d->rule), "%s:%u", b->name, v.line);
 	else
-		(void)snprintf(d->rule, sizeof(d->rule), "%s:default", b->name);
+		(void)snprintf(d->rule, sizeof(d->rule), "%s:%s", b->name,
+			       v.source == POLICY_SOURCE_GRAMMAR ? "grammar" : "default");
 	return 0;
 }
 

@@ -688,6 +688,7 @@ static void set_verdict(struct policy_verdict *v, enum authz_verdict verdict, un
 			const char *reason)
 {
 	v->verdict = verdict;
+	v->source = line > 0 ? POLICY_SOURCE_RULE : POLICY_SOURCE_DEFAULT;
 	v->line = line;
 	(void)snprintf(v->reason, sizeof(v->reason), "%s", reason);
 }
@@ -703,6 +704,7 @@ int policy_evaluate(const struct policy *p, const struct authz_request *req,
 	int r;
 
 	set_verdict(ret, AUTHZ_DENY, 0, "denied (internal error)");
+	ret->source = POLICY_SOURCE_GRAMMAR;
 	if (!p || !req || !req->tool || !req->argv || req->argc == 0) {
 		set_verdict(ret, AUTHZ_DENY, 0, "empty request");
 		return -EINVAL;
@@ -746,12 +748,13 @@ int policy_evaluate(const struct policy *p, const struct authz_request *req,
 			(void)snprintf(ret->reason, sizeof(ret->reason), "denied by policy rule %u",
 				       deny->line);
 		}
-	} else if (uncertain)
+	} else if (uncertain) {
+		ret->source = POLICY_SOURCE_GRAMMAR;
 		(void)snprintf(ret->reason, sizeof(ret->reason),
 			       "the policy cannot tell the %s subcommand: an option before it is "
 			       "unknown to its grammar (write options after the subcommand)",
 			       req->tool);
-	else if (allow) {
+	} else if (allow) {
 		if (allow->reason)
 			set_verdict(ret, AUTHZ_ALLOW, allow->line, allow->reason);
 		else {

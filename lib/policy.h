@@ -32,8 +32,16 @@ struct policy_error {
 	const char *message; /* static */
 };
 
+enum policy_source {
+	POLICY_SOURCE_RULE,    /* a rule matched (line) */
+	POLICY_SOURCE_DEFAULT, /* no rule allowed it */
+	POLICY_SOURCE_GRAMMAR, /* the arguments were refused or not understood */
+	POLICY_SOURCE_MAX,
+};
+
 struct policy_verdict {
 	enum authz_verdict verdict;
+	enum policy_source source;
 	unsigned line;                 /* the rule that decided, 0 when none did */
 	char reason[AUTHZ_MAX_REASON]; /* for the agent and the audit log */
 };

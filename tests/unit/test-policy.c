@@ -253,6 +253,7 @@ TEST(deny_wins_regardless_of_order)
 	EXPECT_EQ(decide(a, "git push -f", NULL, &v), AUTHZ_DENY);
 	EXPECT_STREQ(v.reason, "no");
 	EXPECT_EQ(v.line, 2);
+	EXPECT_EQ(v.source, POLICY_SOURCE_RULE);
 	EXPECT_EQ(decide(b, "git push -f", NULL, &v), AUTHZ_DENY);
 	EXPECT_EQ(v.line, 1);
 	EXPECT_EQ(decide(a, "git push", NULL, &v), AUTHZ_ALLOW);
@@ -286,6 +287,11 @@ TEST(empty_policy_denies_everything)
 	EXPECT_EQ(policy_n_rules(p), 0);
 	EXPECT_EQ(decide(p, "git status", NULL, &v), AUTHZ_DENY);
 	EXPECT_EQ(v.line, 0);
+	EXPECT_EQ(v.source, POLICY_SOURCE_DEFAULT);
+	EXPECT_EQ(decide(p, "git -c a=b status", NULL, &v), AUTHZ_DENY);
+	EXPECT_EQ(v.source, POLICY_SOURCE_GRAMMAR);
+	EXPECT_EQ(decide(p, "git --bogus status", NULL, &v), AUTHZ_DENY);
+	EXPECT_EQ(v.source, POLICY_SOURCE_DEFAULT);
 	policy_free(p);
 }
 
