@@ -154,7 +154,30 @@ REASON=exit3 expect_denied "exec: non-zero exit denies" "failed" git status
 REASON=badenv expect_denied "exec: LD_PRELOAD from the program denies" "malformed" git status
 REASON=pending expect_denied "exec: pending denies" "does not poll" git status
 REASON=
+# Concurrent decisions: each request runs its own program.
+concurrent() { # concurrent N CMD...: N at once, all must be allowed
+	local n=$1 st=0
+	shift
+	for _ in $(seq "$n"); do
+		(cd "$T/ws" && as_user "$@" >/dev/null 2>&1) &
+	done
+	for _ in $(seq "$n"); do
+		wait -n || st=1
+	done
+	return "$st"
+}
+ok "exec: 12 concurrent decisions, all approved" concurrent 12 git status
 ok "exec: audit chain verifies" audit_verify
+execd_stop
+
+# A program that answers without reading a request larger than a pipe
+# buffer: the daemon must survive the broken pipe and still use the answer.
+ln -s "$PROG" "$T/policy/exec-policy-noread.py"
+conf "backend = exec" "exec_program = $T/policy/exec-policy-noread.py" "exec_timeout_ms = 3000"
+execd_start
+expect_allowed "exec: a program that does not read a 150 kB request still decides" echo "$(head -c 150000 /dev/zero | tr '\0' x)"
+ok "exec: the daemon survived the broken pipe" kill -0 "$EXECD_PID"
+expect_allowed "exec: ... and keeps serving" git status
 execd_stop
 
 conf "backend = exec" "exec_program = $T/policy/nope.py"
@@ -197,6 +220,7 @@ REASON=error500 expect_denied "webhook: HTTP 500 denies" "HTTP error" git status
 REASON=redirect expect_denied "webhook: a redirect is not followed and denies" "redirect" git status
 REASON=huge expect_denied "webhook: an oversized answer denies" "too large" git status
 REASON=
+ok "webhook: 12 concurrent decisions, all approved" concurrent 12 git status
 stop_server
 expect_denied "webhook: an unreachable service denies" "approval service failed" git status
 ok "webhook: audit chain verifies" audit_verify

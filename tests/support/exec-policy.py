@@ -14,7 +14,7 @@ a reason. Misbehaviour for the tests is chosen by the request's own reason
   badenv    approves with LD_PRELOAD in "env"
   huge      prints more than the backend accepts
   pending   answers "pending" (the exec backend does not poll)
-  noread    answers "approved" without reading its input
+  (named *noread*) answers "approved" without reading its input
   trailing  a valid approval followed by a second document
   extra     an approval with an unknown key
 """
@@ -33,9 +33,9 @@ def answer(obj):
 
 
 def main():
-    mode = None
-    if len(sys.argv) > 1:
-        mode = sys.argv[1]
+    # Installed under a name containing "noread", it answers without reading
+    # its input (the daemon must survive the broken pipe).
+    mode = "noread" if "noread" in os.path.basename(sys.argv[0]) else None
     if mode != "noread":
         req = json.load(sys.stdin)
         mode = req.get("reason")

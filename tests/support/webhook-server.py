@@ -137,8 +137,14 @@ class Handler(BaseHTTPRequestHandler):
             self.send(200, {"decision": "approved", "reason": "approved after review"})
 
 
+class Server(ThreadingHTTPServer):
+    # The default backlog of 5 drops concurrent connects, and a retried SYN
+    # takes a second: longer than the tests' webhook_timeout_ms.
+    request_queue_size = 128
+
+
 def main():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = Server(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     tmp = PORTFILE + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
