@@ -226,6 +226,44 @@ expect_denied "webhook: an unreachable service denies" "approval service failed"
 ok "webhook: audit chain verifies" audit_verify
 execd_stop
 
+# HTTPS: a private CA, a server certificate for 127.0.0.1 only.
+tls_ok=1
+(
+	cd "$T/policy" &&
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+			-keyout ca.key -out ca.pem -days 1 -subj /CN=cs-authz-test-ca &&
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+			-keyout srv.key -out srv.csr -subj /CN=127.0.0.1 &&
+		printf 'subjectAltName=IP:127.0.0.1\n' >srv.ext &&
+		openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+			-out srv.pem -days 1 -extfile srv.ext
+) >/dev/null 2>&1 || tls_ok=0
+if [ "$tls_ok" = 1 ]; then
+	rm -f "$T/port"
+	python3 "$SOURCE_DIR/tests/support/webhook-server.py" "$T/port" "$T/webhook.log" \
+		--tls "$T/policy/srv.pem" "$T/policy/srv.key" &
+	SERVER_PID=$!
+	wait_until 10 test -s "$T/port"
+	PORT=$(cat "$T/port")
+	conf "backend = webhook" "webhook_url = https://127.0.0.1:$PORT/decide" \
+		"webhook_ca_file = $T/policy/ca.pem" "webhook_timeout_ms = 2000"
+	execd_start
+	expect_allowed "webhook: https with the service's CA approves" git status
+	execd_stop
+	conf "backend = webhook" "webhook_url = https://127.0.0.1:$PORT/decide" "webhook_timeout_ms = 2000"
+	execd_start
+	expect_denied "webhook: https with an untrusted certificate denies" "SSL peer certificate" git status
+	execd_stop
+	conf "backend = webhook" "webhook_url = https://localhost:$PORT/decide" \
+		"webhook_ca_file = $T/policy/ca.pem" "webhook_timeout_ms = 2000"
+	execd_start
+	expect_denied "webhook: https with a certificate for another name denies" "SSL peer certificate" git status
+	execd_stop
+	stop_server
+else
+	skip "webhook: https tests" "openssl could not make certificates"
+fi
+
 conf "backend = webhook" "webhook_url = http://198.51.100.10/decide"
 check_fails "webhook: plain http to a non-loopback host stops the daemon" "loopback"
 chmod 644 "$T/policy/token"

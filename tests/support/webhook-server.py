@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """A real HTTP approval service for sandbox-execd's webhook backend (tests).
 
-  webhook-server.py PORTFILE LOGFILE [--token TOKEN]
+  webhook-server.py PORTFILE LOGFILE [--token TOKEN] [--tls CERT KEY]
 
 Listens on 127.0.0.1 with an ephemeral port, writes the port to PORTFILE once
 it accepts connections, and appends one JSON line per request to LOGFILE
 (method, path, whether the bearer token matched, the request body). With
---token, a request without "Authorization: Bearer TOKEN" gets 401.
+--token, a request without "Authorization: Bearer TOKEN" gets 401. With
+--tls it speaks HTTPS with that certificate and key.
 
 POST / answers according to the request's reason (SANDBOX_REASON); the
 default approves `git status`/`git log` and denies everything else:
@@ -21,14 +22,21 @@ default approves `git status`/`git log` and denies everything else:
   redirect       302 to /approve-me (which would approve)
   huge           a 200 kB body                 badid   pending with id "../x"
 """
+import argparse
 import json
-import sys
+import os
+import ssl
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-PORTFILE, LOGFILE = sys.argv[1], sys.argv[2]
-TOKEN = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--token" else None
+PARSER = argparse.ArgumentParser()
+PARSER.add_argument("portfile")
+PARSER.add_argument("logfile")
+PARSER.add_argument("--token")
+PARSER.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
+ARGS = PARSER.parse_args()
+PORTFILE, LOGFILE, TOKEN = ARGS.portfile, ARGS.logfile, ARGS.token
 LOCK = threading.Lock()
 POLLS = {}  # id -> [mode, count]
 
@@ -146,10 +154,13 @@ class Server(ThreadingHTTPServer):
 def main():
     server = Server(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
+    if ARGS.tls:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(ARGS.tls[0], ARGS.tls[1])
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)
     tmp = PORTFILE + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         f.write("%d\n" % server.server_address[1])
-    import os
     os.rename(tmp, PORTFILE)
     server.serve_forever()
 
