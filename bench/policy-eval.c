@@ -15,6 +15,7 @@
 
 #define BENCH_MAX_POLICY (1024 * 1024)
 #define BENCH_BUDGET_NS 2000000.0 /* the daemon's whole overhead target */
+#define N_REQS (sizeof(reqs) / sizeof(reqs[0]))
 
 struct req {
 	const char *argv[12];
@@ -95,6 +96,7 @@ int main(int argc, char **argv)
 	double *a, *b, med_a, med_b;
 	struct policy *p = NULL;
 	struct policy_error e;
+	const size_t n_reqs = N_REQS;
 	FILE *f;
 
 	if (argc < 2) {
@@ -133,8 +135,8 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++)
 			prefix_policy(prefixes, sizeof(prefixes) / sizeof(prefixes[0]), &reqs[i]);
 		t2 = now_ns();
-		a[k] = (t1 - t0) / (double)(sizeof(reqs) / sizeof(reqs[0]));
-		b[k] = (t2 - t1) / (double)(sizeof(reqs) / sizeof(reqs[0]));
+		a[k] = (t1 - t0) / (double)n_reqs;
+		b[k] = (t2 - t1) / (double)n_reqs;
 	}
 	qsort(a, rounds, sizeof(double), cmp_double);
 	qsort(b, rounds, sizeof(double), cmp_double);
