@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "authzjson.h"
 #include "backend_ops.h"
 #include "macros.h"
 
@@ -122,4 +123,13 @@ int backend_read_file(const char *what, const char *path, size_t max, bool secre
 	*ret = TAKE_PTR(buf);
 	*ret_len = len;
 	return 0;
+}
+
+void backend_answer_freep(char **buf)
+{
+	if (!*buf)
+		return;
+	explicit_bzero(*buf, AUTHZJSON_MAX_DECISION + 1);
+	free(*buf);
+	*buf = NULL;
 }

@@ -273,7 +273,8 @@ static int exchange(int *wfdp, const char *req, size_t req_len, int rfd, int pid
 static int exec_decide(struct backend *b, const struct authz_request *req,
 		       struct authz_decision *d)
 {
-	_cleanup_free_ char *json = NULL, *out = NULL;
+	_cleanup_free_ char *json = NULL;
+	_cleanup_(backend_answer_freep) char *out = NULL;
 	_cleanup_close_ int in_r = -1, in_w = -1, out_r = -1, out_w = -1, pidfd = -1;
 	struct authzjson_answer a;
 	char rule[AUTHZ_MAX_RULE];
@@ -348,7 +349,6 @@ static int exec_decide(struct backend *b, const struct authz_request *req,
 		return backend_deny(d, -EPROTO, rule, "denied: the policy program failed");
 	}
 	r = authzjson_parse_decision(out, out_len, &a, d, &why);
-	explicit_bzero(out, out_len); /* it may hold credentials */
 	if (r < 0) {
 		log_warn("Policy program '%s' gave a malformed answer (%s), denying", b->program,
 			 why ? why : "?");

@@ -29,4 +29,8 @@ int backend_deny(struct authz_decision *d, int error, const char *rule, const ch
 int backend_read_file(const char *what, const char *path, size_t max, bool secret, char **ret,
 		      size_t *ret_len, char *reterr, size_t reterr_len);
 
+/* Frees a decision answer buffer of AUTHZJSON_MAX_DECISION + 1 bytes after
+ * wiping all of it: an answer may carry credentials, also a partial one. */
+void backend_answer_freep(char **buf);
+
 #endif

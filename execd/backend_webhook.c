@@ -375,6 +375,7 @@ static int webhook_decide(struct backend *b, const struct authz_request *req,
 			  struct authz_decision *d)
 {
 	_cleanup_free_ char *json = NULL;
+	_cleanup_(backend_answer_freep) char *answer = NULL;
 	struct body body = { 0 };
 	struct authzjson_answer a = { .state = AUTHZJSON_DENIED };
 	char url[WEBHOOK_MAX_URL + AUTHZJSON_MAX_ID + 2];
@@ -388,7 +389,8 @@ static int webhook_decide(struct backend *b, const struct authz_request *req,
 	r = authzjson_encode_request(req, &json, &json_len);
 	if (r < 0)
 		return backend_deny(d, r, "webhook", "denied: the request could not be encoded");
-	body.buf = malloc(AUTHZJSON_MAX_DECISION + 1);
+	answer = malloc(AUTHZJSON_MAX_DECISION + 1);
+	body.buf = answer;
 	if (!body.buf)
 		return backend_deny(d, -ENOMEM, "webhook", "denied: out of memory");
 
@@ -398,7 +400,6 @@ static int webhook_decide(struct backend *b, const struct authz_request *req,
 			struct authzjson_answer prev = a;
 
 			r = authzjson_parse_decision(body.buf, body.len, &a, d, &why);
-			explicit_bzero(body.buf, body.len); /* may hold credentials */
 			if (r >= 0 && polls > 0 && a.state == AUTHZJSON_PENDING &&
 			    strcmp(a.id, prev.id) != 0) {
 				why = "the pending id changed while polling";
@@ -416,7 +417,6 @@ static int webhook_decide(struct backend *b, const struct authz_request *req,
 		(void)snprintf(url, sizeof(url), "%s/%s", b->url, a.id);
 		r = exchange(b, url, NULL, 0, deadline, &body, &why);
 	}
-	free(body.buf);
 	if (r < 0) {
 		log_warn("Webhook gave no usable decision (%s), denying", why ? why : "?");
 		(void)snprintf(reason, sizeof(reason), "denied: the approval service failed (%s)",

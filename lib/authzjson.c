@@ -13,7 +13,36 @@
 #include "toolgrammar.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put)
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_tokener *, json_tokener_free)
+
+/* A decision's "env" values are credentials: wipe json-c's copies (the
+ * string objects and the tokener's scratch buffer) before freeing them. */
+static void tokener_wipe_freep(struct json_tokener **t)
+{
+	if (!*t)
+		return;
+	if ((*t)->pb && (*t)->pb->buf && (*t)->pb->size > 0)
+		explicit_bzero((*t)->pb->buf, (size_t)(*t)->pb->size);
+	json_tokener_free(*t);
+}
+
+static void decision_wipe_putp(struct json_object **o)
+{
+	struct json_object *env;
+
+	if (!*o)
+		return;
+	if (json_object_is_type(*o, json_type_object) &&
+	    json_object_object_get_ex(*o, "env", &env) && json_object_is_type(env, json_type_object)) {
+		json_object_object_foreach(env, name, value)
+		{
+			(void)name;
+			if (json_object_is_type(value, json_type_string))
+				explicit_bzero((char *)json_object_get_string(value),
+					       (size_t)json_object_get_string_len(value));
+		}
+	}
+	json_object_put(*o);
+}
 
 static struct json_object *str_or_null(const char *s)
 {
@@ -266,8 +295,8 @@ static int bad(struct authz_decision *d, const char **reterr, const char *msg)
 int authzjson_parse_decision(const char *text, size_t len, struct authzjson_answer *ret,
 			     struct authz_decision *d, const char **reterr)
 {
-	_cleanup_(json_tokener_freep) struct json_tokener *tok = NULL;
-	_cleanup_(json_object_putp) struct json_object *root = NULL;
+	_cleanup_(tokener_wipe_freep) struct json_tokener *tok = NULL;
+	_cleanup_(decision_wipe_putp) struct json_object *root = NULL;
 	struct json_object *v;
 	struct authzjson_answer a = { .state = AUTHZJSON_DENIED };
 	const char *s;
