@@ -25,7 +25,9 @@
  *    less pre-processors);
  *  - configuration files that can name programs: kubeconfig (exec credential
  *    plugins), AWS config/credentials (credential_process), psqlrc (\!),
- *    OpenSSL config (engines/providers are shared objects). */
+ *    OpenSSL config (engines/providers are shared objects), zsh's ZDOTDIR;
+ *  - switches that let credential files run programs or choose the
+ *    interpreter (Google executable-sourced credentials, gcloud's Python). */
 static const char *const refused_names[] = {
 	"GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES", "LOCALDOMAIN",
 	"LOCPATH", "NIS_PATH", "NLSPATH", "RESOLV_HOST_CONF", "RES_OPTIONS", "TMPDIR",
@@ -37,7 +39,8 @@ static const char *const refused_names[] = {
 	"KUBECONFIG", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_DATA_PATH",
 	"PSQLRC", "PGSERVICEFILE", "PGSYSCONFDIR", "OPENSSL_CONF", "OPENSSL_ENGINES",
 	"OPENSSL_MODULES", "PERLLIB", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
-	"JDK_JAVA_OPTIONS",
+	"JDK_JAVA_OPTIONS", "ZDOTDIR",
+	"GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES", "CLOUDSDK_PYTHON",
 };
 
 /* Name prefixes a backend may never set:
