@@ -259,9 +259,18 @@ static int parse_condition(struct rule *r, const struct token *t, unsigned line,
 
 		if (has_control(it))
 			return fail(e, line, vcol, "control character in pattern", -EINVAL);
-		if (c == COND_FLAG && (it[0] != '-' || it[1] == '\0' || strchr(it, '=')))
-			return fail(e, line, vcol, "flag= takes option names such as --force or -f",
-				    -EINVAL);
+		if (c == COND_FLAG) {
+			/* "--force", or "-C=GLOB": the option with a value matching GLOB */
+			char *eqv = strchr(it, '=');
+
+			if (it[0] != '-' || it[1] == '\0' || it[1] == '=' ||
+			    (it[1] == '-' && (it[2] == '\0' || it[2] == '=')) ||
+			    (eqv && eqv[1] == '\0'))
+				return fail(e, line, vcol,
+					    "flag= takes option names such as --force or -f, or "
+					    "-C=GLOB for a value",
+					    -EINVAL);
+		}
 		if (c == COND_DEST) {
 			if (strstr(it, "://") || strchr(it, '@'))
 				return fail(e, line, vcol,
@@ -628,6 +637,25 @@ static int operands_match(const struct toolgrammar_parse *gp, size_t from, const
 	return 0;
 }
 
+/* A flag= item: "NAME" or "NAME=GLOB" (the option given with a value that
+ * matches GLOB; an option without a value never matches a GLOB). */
+static bool flag_item_matches(const struct toolgrammar_parse *gp, const struct toolgrammar_flag *f,
+			      const char *item)
+{
+	const char *eq = strchr(item, '=');
+	char name[POLICY_MAX_PATTERN + 1];
+	size_t n;
+
+	if (!eq)
+		return toolgrammar_flag_matches(gp, f, item);
+	n = (size_t)(eq - item);
+	if (n >= sizeof(name))
+		return false;
+	memcpy(name, item, n);
+	name[n] = '\0';
+	return f->value && toolgrammar_flag_matches(gp, f, name) && fnmatch(eq + 1, f->value, 0) == 0;
+}
+
 enum match {
 	MATCH_NO,
 	MATCH_YES,
@@ -659,8 +687,7 @@ static int rule_match(const struct rule *r, const struct authz_request *req,
 
 		for (size_t i = 0; i < gp->n_flags && !any; i++)
 			for (size_t j = 0; j < r->cond[COND_FLAG].n && !any; j++)
-				any = toolgrammar_flag_matches(gp, &gp->flags[i],
-							       r->cond[COND_FLAG].items[j]);
+				any = flag_item_matches(gp, &gp->flags[i], r->cond[COND_FLAG].items[j]);
 		if (!any)
 			return 0;
 	}
