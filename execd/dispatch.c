@@ -640,12 +640,12 @@ static bool env_name_eq(const char *a, const char *b)
  * name). The pointers are borrowed. */
 static void build_env(struct req_state *s, const struct authz_decision *dec, const char **env)
 {
-	char **srcs[3] = { s->d->base_env, (char **)env_fixed, NULL };
 	size_t n = 0;
 
-	for (size_t k = 0; k < 2; k++)
-		for (size_t i = 0; srcs[k][i] && (k != 1 || i < ELEMENTSOF(env_fixed)); i++)
-			env[n++] = srcs[k][i];
+	for (size_t i = 0; s->d->base_env[i]; i++)
+		env[n++] = s->d->base_env[i];
+	for (size_t i = 0; i < ELEMENTSOF(env_fixed); i++)
+		env[n++] = env_fixed[i];
 	for (size_t i = 0; i < dec->n_env && n < DISPATCH_MAX_ENV; i++) {
 		bool replaced = false;
 

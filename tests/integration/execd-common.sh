@@ -81,7 +81,7 @@ execd_kill9() {
 	EXECD_PID=
 }
 
-execd_rss_kb() { awk '/^VmHWM:/ {print $2}' "/proc/$EXECD_PID/status"; }
+execd_rss_kb() { awk '/^VmHWM:/ {print $2}' "/proc/$EXECD_PID/status" 2>/dev/null || echo -1; }
 
 audit_count() { if [ -f "$AUDIT" ]; then wc -l <"$AUDIT"; else echo 0; fi; }
 
