@@ -53,6 +53,7 @@ static int mkdir_parents(const char *path)
 		return -ENOMEM;
 	slash = strrchr(p, '/');
 	if (!slash || slash == p)
+		/* cppcheck-suppress memleak ; freed by its cleanup attribute */
 		return 0;
 	*slash = '\0';
 	for (char *s = strchr(p + 1, '/');; s = strchr(s + 1, '/')) {
@@ -212,15 +213,20 @@ int audit_open(const char *path, struct audit **ret)
 		return log_error_errno(-ENOMEM, "Out of memory");
 	r = mkdir_parents(path);
 	if (r < 0)
+		/* cppcheck-suppress memleak ; freed by its cleanup attribute */
 		return log_error_errno(r, "Failed to create the directory of audit log '%s': %s", path, strerror(-(r)));
 	fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
+		/* cppcheck-suppress memleak ; freed by its cleanup attribute */
 		return log_error_errno(-errno, "Failed to open audit log '%s': %s", path, strerror(errno));
 	if (fstat(fd, &st) < 0)
+		/* cppcheck-suppress memleak ; freed by its cleanup attribute */
 		return log_error_errno(-errno, "Failed to stat audit log '%s': %s", path, strerror(errno));
 	if (!S_ISREG(st.st_mode))
+		/* cppcheck-suppress memleak ; freed by its cleanup attribute */
 		return log_error_errno(-EINVAL, "Audit log '%s' is not a regular file", path);
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+		/* cppcheck-suppress memleak ; freed by its cleanup attribute */
 		return log_error_errno(-errno, "Audit log '%s' is in use by another writer: %s", path, strerror(errno));
 	auditrec_chain_init(&a->chain);
 	a->size = st.st_size;

@@ -16,8 +16,9 @@
 #include "wire.h"
 
 #define EXECD_TOKEN_BYTES 32               /* random bytes; the file holds them in hex */
+#define EXECD_TOKEN_HEX ((size_t)2 * EXECD_TOKEN_BYTES)
 #define EXECD_MAX_PEERS 256                /* distinct containers tracked for limits */
-#define EXECD_THREAD_STACK (256u * 1024u)  /* per-request worker stack */
+#define EXECD_THREAD_STACK ((size_t)256 * 1024) /* per-request worker stack */
 #define EXECD_LOOKUP_TIMEOUT_MS 5000       /* git remote lookups for `destination` */
 #define EXECD_LOOKUP_MAX_OUTPUT 8192
 #define EXECD_REQUEST_ID_LEN 40
@@ -87,7 +88,7 @@ struct execd {
 	const struct backend_ops *ops;
 	struct backend *backend;
 	struct audit *audit;
-	char token[2 * EXECD_TOKEN_BYTES + 1];
+	char token[EXECD_TOKEN_HEX + 1];
 	char *tool_paths[EXECDCONF_MAX_TOOLS]; /* realpath()s, same order as conf->tools */
 	int root_fds[PATHMAP_MAX_ENTRIES];     /* O_PATH fds of the host roots */
 	const char *git_path;                  /* for destination lookups, may be NULL */

@@ -148,12 +148,12 @@ int listen_write_token(const char *path, char *ret_token, size_t token_len)
 {
 	static const char hex[] = "0123456789abcdef";
 	unsigned char raw[EXECD_TOKEN_BYTES];
-	char line[2 * EXECD_TOKEN_BYTES + 1];
+	char line[EXECD_TOKEN_HEX + 1];
 	_cleanup_close_ int fd = -1;
 	struct stat st;
 	size_t got = 0;
 
-	if (token_len < 2 * EXECD_TOKEN_BYTES + 1)
+	if (token_len < EXECD_TOKEN_HEX + 1)
 		return -ENOBUFS;
 	while (got < sizeof(raw)) {
 		ssize_t n = getrandom(raw + got, sizeof(raw) - got, 0);
@@ -169,7 +169,7 @@ int listen_write_token(const char *path, char *ret_token, size_t token_len)
 		ret_token[2 * i] = hex[raw[i] >> 4];
 		ret_token[2 * i + 1] = hex[raw[i] & 0xf];
 	}
-	ret_token[2 * EXECD_TOKEN_BYTES] = '\0';
+	ret_token[EXECD_TOKEN_HEX] = '\0';
 	explicit_bzero(raw, sizeof(raw));
 
 	/* A token from an earlier launch is replaced, never reused; O_EXCL
@@ -183,8 +183,8 @@ int listen_write_token(const char *path, char *ret_token, size_t token_len)
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return log_error_errno(-errno, "Cannot create token file '%s': %s", path, strerror(errno));
-	memcpy(line, ret_token, 2 * EXECD_TOKEN_BYTES);
-	line[2 * EXECD_TOKEN_BYTES] = '\n';
+	memcpy(line, ret_token, EXECD_TOKEN_HEX);
+	line[EXECD_TOKEN_HEX] = '\n';
 	if (write(fd, line, sizeof(line)) != (ssize_t)sizeof(line) || fsync(fd) < 0)
 		return log_error_errno(-EIO, "Cannot write token file '%s'", path);
 	explicit_bzero(line, sizeof(line));
@@ -225,6 +225,7 @@ int listen_setup(const struct execdconf *conf, char *ret_token, size_t token_len
 		char *slash = strrchr(dir, '/');
 
 		if (!slash || slash == dir)
+			/* cppcheck-suppress memleak ; freed by its cleanup attribute */
 			return log_error_errno(-EINVAL, "Socket path '%s' must be inside a directory", path);
 		*slash = '\0';
 	}
