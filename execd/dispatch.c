@@ -301,12 +301,25 @@ static void audit_end(struct req_state *s, const char *outcome, int code)
 }
 
 /* Audits a refusal, logs one line, and replies with the error. */
+/* The tool name as it may appear in the daemon's log: the request's string
+ * only when it is a plausible tool name, so a hostile one cannot forge log
+ * lines or drive a terminal (the audit log has it, JSON-escaped). */
+static const char *loggable_tool(const char *t)
+{
+	if (!t)
+		return "?";
+	if (t[0] == '\0' || strlen(t) > EXECDCONF_MAX_TOOL_NAME ||
+	    strspn(t, "abcdefghijklmnopqrstuvwxyz0123456789-_.") != strlen(t))
+		return "(invalid name)";
+	return t;
+}
+
 static void refuse(struct req_state *s, enum wire_error e, const struct authz_decision *dec,
 		   const char *msg)
 {
 	(void)audit_decision(s, false, wire_error_to_string(e), dec);
 	log_info("request %s peer uid=%u pid=%d tool '%s': refused: %s", s->id, (unsigned)s->cred.uid,
-		 (int)s->cred.pid, s->req.tool ? s->req.tool : "?", wire_error_to_string(e));
+		 (int)s->cred.pid, loggable_tool(s->req.tool), wire_error_to_string(e));
 	dispatch_reply_error(s->conn, e, msg);
 }
 
@@ -869,10 +882,16 @@ static void handle(struct req_state *s)
 	/* 6. Working directory, beneath a mapped root. */
 	r = open_cwd(s);
 	if (r < 0) {
-		(void)snprintf(msg, sizeof(msg),
-			       "the working directory '%s' is not inside the shared workspace "
-			       "(or escapes it through '..' or a symlink)",
-			       s->req.cwd);
+		if (r == -ENOENT || r == -ENOTDIR)
+			(void)snprintf(msg, sizeof(msg),
+				       "the working directory '%s' does not exist as a directory on "
+				       "the host side of the shared workspace",
+				       s->req.cwd);
+		else
+			(void)snprintf(msg, sizeof(msg),
+				       "the working directory '%s' is not inside the shared workspace "
+				       "(or escapes it through '..' or a symlink)",
+				       s->req.cwd);
 		refuse(s, WIRE_ERROR_PATH_OUTSIDE_WORKSPACE, NULL, msg);
 		return;
 	}

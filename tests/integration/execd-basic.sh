@@ -87,6 +87,12 @@ exited 0"
 st=0
 (cd "$T/outside" && as_user "$T/bin/echo" x 2>/dev/null) || st=$?
 check "wrapper in a directory outside the map: 123" "$st" -eq 123
+r=$(raw request --token "$(token)" --tool echo --cwd "$T/ws/missing" --arg=x)
+check "a cwd missing on the host is path_outside_workspace, saying so" \
+	"$(echo "$r" | grep -c '^error path_outside_workspace .*does not exist')" -eq 1
+r=$(raw request --token "$(token)" --tool $'x\n\e[2Jforged log line' --cwd "$T/ws" --arg=x)
+check "a hostile tool name is unknown_tool" "$(echo "$r" | grep -c '^error unknown_tool')" -eq 1
+check "... and does not reach the daemon's log raw" "$(grep -c 'forged log line' "$T/daemon.log")" -eq 0
 
 for m in garbage trailing nofds; do
 	r=$(raw "$m" --token "$(token)" --tool echo --cwd "$T/ws")

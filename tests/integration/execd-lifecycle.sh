@@ -80,7 +80,17 @@ check "... reporting a timeout" "$(grep -c '(timeout)' "$T/err")" -eq 1
 check "... within a few seconds" "$((SECONDS - start))" -lt 10
 ok "the whole tree is gone" wait_until 5 eval 'not_alive "sleep 1401" && not_alive "sleep 1402" && not_alive "sleep 1403"'
 ok "the end is audited as timeout" wait_until 5 grep -q '"outcome":"timeout"' "$AUDIT"
+
+# --- daemon shutdown stops running commands ----------------------------------
+bg_client "$T/bin/sleep" 1451
+wait_until 10 alive "sleep 1451"
 execd_stop
+ok "SIGTERM to the daemon kills the running command" wait_until 5 not_alive "sleep 1451"
+st=0
+wait "$CLIENT" || st=$?
+check "... and its client is told (123)" "$st" -eq 123
+ok "... the end is audited as shutdown" grep -q '"outcome":"shutdown"' "$AUDIT"
+check "... the socket and token are gone" "$(find "$T/run" -mindepth 1 | wc -l)" -eq 0
 
 # --- SIGKILL of the daemon mid-request ---------------------------------------
 execd_conf
