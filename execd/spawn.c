@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* Process creation for sandbox-execd. posix_spawn (clone(CLONE_VM|
- * CLONE_VFORK) in glibc) is cheap even from a large, multi-threaded daemon,
- * reports execve() failures to the parent, and has file actions for
- * everything the child needs: fchdir into the verified cwd, the client's
- * stdio on 0-2, every other descriptor closed, a new session (so the command
+/* Process creation for sandbox-execd. fork() from the request's worker
+ * thread, then in the child only async-signal-safe calls (the daemon is
+ * multi-threaded): PR_SET_PDEATHSIG so the command dies if the worker (or
+ * the whole daemon, even by SIGKILL) goes away, a new session (the command
  * and its descendants form one process group we can kill), default signal
- * dispositions and an empty signal mask. Never a shell. */
+ * dispositions and an empty mask, fchdir into the verified cwd, the client's
+ * stdio on 0-2, every other descriptor closed on exec, execve of the
+ * absolute path. An execve failure comes back through a CLOEXEC pipe. Never
+ * a shell. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -25,58 +28,78 @@
 #define P_PIDFD 3
 #endif
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(posix_spawn_file_actions_t *, posix_spawn_file_actions_destroy)
-DEFINE_TRIVIAL_CLEANUP_FUNC(posix_spawnattr_t *, posix_spawnattr_destroy)
-
 static int pidfd_open_(pid_t pid)
 {
 	return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
+/* The child between fork() and execve(): async-signal-safe calls only.
+ * Reports errno through errfd and exits 127 on failure. */
+static _noreturn_ void child(const struct spawn_params *p, pid_t parent, int errfd)
+{
+	struct sigaction sa = { .sa_handler = SIG_DFL };
+	sigset_t none;
+	int e;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		goto fail;
+	/* The worker may have died between fork() and prctl(). */
+	if (getppid() != parent)
+		_exit(127);
+	if (setsid() < 0)
+		goto fail;
+	for (int sig = 1; sig < NSIG; sig++)
+		(void)sigaction(sig, &sa, NULL); /* EINVAL for SIGKILL/SIGSTOP/reserved: fine */
+	(void)sigemptyset(&none);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+		goto fail;
+	if (fchdir(p->cwd_fd) < 0)
+		goto fail;
+	/* Received fds are >= 3 (main() keeps 0-2 open), so no dup2 clobbers
+	 * a source still needed. dup2 clears FD_CLOEXEC on the copies. */
+	for (int i = 0; i < 3; i++)
+		if (dup2(p->fds[i], i) < 0)
+			goto fail;
+	/* Everything else closes on exec (errfd too, which tells the parent
+	 * that execve succeeded). */
+	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		goto fail;
+	execve(p->path, p->argv, p->envp);
+fail:
+	e = errno;
+	(void)!write(errfd, &e, sizeof(e));
+	_exit(127);
+}
+
 int spawn_start(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd)
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	_cleanup_(posix_spawn_file_actions_destroyp) posix_spawn_file_actions_t *fap = NULL;
-	_cleanup_(posix_spawnattr_destroyp) posix_spawnattr_t *attrp = NULL;
-	sigset_t all, none;
-	pid_t pid;
-	int r, pidfd;
+	_cleanup_close_ int rd = -1, wr = -1;
+	pid_t parent = getpid(), pid;
+	int pfd[2], e = 0, pidfd;
+	ssize_t n;
 
-	r = posix_spawn_file_actions_init(&fa);
-	if (r != 0)
-		return -r;
-	fap = &fa;
-	r = posix_spawnattr_init(&attr);
-	if (r != 0)
-		return -r;
-	attrp = &attr;
-
-	r = posix_spawn_file_actions_addfchdir_np(&fa, p->cwd_fd);
-	for (int i = 0; r == 0 && i < 3; i++)
-		r = posix_spawn_file_actions_adddup2(&fa, p->fds[i], i);
-	if (r == 0)
-		r = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-	if (r != 0)
-		return -r;
-
-	(void)sigfillset(&all);
-	(void)sigemptyset(&none);
-	r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF |
-						    POSIX_SPAWN_SETSIGMASK);
-	if (r == 0)
-		r = posix_spawnattr_setsigdefault(&attr, &all);
-	if (r == 0)
-		r = posix_spawnattr_setsigmask(&attr, &none);
-	if (r != 0)
-		return -r;
-
-	r = posix_spawn(&pid, p->path, &fa, &attr, p->argv, p->envp);
-	if (r != 0)
-		return -r;
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -errno;
+	rd = pfd[0];
+	wr = pfd[1];
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		child(p, parent, wr);
+	wr = safe_close(wr);
+	do
+		n = read(rd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	if (n != 0) {
+		/* execve (or a step before it) failed: reap and report. */
+		(void)waitpid(pid, NULL, 0);
+		return n == (ssize_t)sizeof(e) && e > 0 ? -e : -EIO;
+	}
 	pidfd = pidfd_open_(pid);
 	if (pidfd < 0) {
-		r = -errno;
+		int r = -errno;
+
 		spawn_kill_group(pid);
 		(void)waitpid(pid, NULL, 0);
 		return r;

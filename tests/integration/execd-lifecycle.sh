@@ -106,7 +106,7 @@ execd_kill9
 wait "$CLIENT" 2>/dev/null
 check "after SIGKILL every record is still there" "$(audit_count)" -eq "$n_done"
 ok "and the chain verifies" audit_verify
-pkill -9 -f "sleep 1501" 2>/dev/null # the orphan of the killed daemon (this namespace only)
+ok "the running command died with the daemon (PR_SET_PDEATHSIG)" wait_until 5 not_alive "sleep 1501"
 printf '{"seq":%d,"prev":"0' "$((n_done + 1))" >>"$AUDIT"
 ok "a torn last line (crash mid-write) does not fail verification" audit_verify
 check "... but is reported" "$("$EXECD" --verify-audit "$AUDIT" | grep -c 'torn')" -eq 1
