@@ -52,7 +52,8 @@ struct req_state {
 	bool peer_counted;
 	bool active_counted;
 	char id[EXECD_REQUEST_ID_LEN];
-	struct timespec t0;
+	struct timespec t0;     /* request accepted: frame deadline */
+	struct timespec t_exec; /* command started: its timeout and duration */
 	struct wire_request req;
 	const char **argv; /* tool + args, NULL-terminated; strings owned by req */
 	size_t argc;
@@ -292,7 +293,7 @@ static void audit_end(struct req_state *s, const char *outcome, int code)
 		.id = s->id,
 		.outcome = outcome,
 		.code = code,
-		.duration_ms = (uint64_t)elapsed_ms(&s->t0),
+		.duration_ms = (uint64_t)elapsed_ms(&s->t_exec),
 	};
 
 	(void)clock_gettime(CLOCK_REALTIME, &e.ts);
@@ -697,6 +698,9 @@ static void run_command(struct req_state *s, const struct authz_decision *dec)
 			.fds = { s->fds[0], s->fds[1], s->fds[2] },
 		};
 
+		/* The timeout counts from here: a backend that took its time
+		 * deciding (a human approving a webhook) does not shorten it. */
+		(void)clock_gettime(CLOCK_MONOTONIC, &s->t_exec);
 		r = spawn_start(&p, &pid, &pidfd);
 	}
 	if (r < 0) {
@@ -717,7 +721,7 @@ static void run_command(struct req_state *s, const struct authz_decision *dec)
 			{ .fd = s->conn, .events = POLLIN | POLLRDHUP },
 			{ .fd = s->d->stop_fd, .events = POLLIN },
 		};
-		long long left = (long long)timeout - elapsed_ms(&s->t0);
+		long long left = (long long)timeout - elapsed_ms(&s->t_exec);
 
 		if (left <= 0) {
 			outcome = "timeout";
@@ -757,7 +761,7 @@ static void run_command(struct req_state *s, const struct authz_decision *dec)
 		outcome = signaled ? "signaled" : "exited";
 	log_info("request %s peer uid=%u pid=%d tool '%s': %s %d after %lld ms", s->id,
 		 (unsigned)s->cred.uid, (int)s->cred.pid, s->req.tool, outcome, code,
-		 elapsed_ms(&s->t0));
+		 elapsed_ms(&s->t_exec));
 	if (strcmp(outcome, "exited") == 0) {
 		rep.kind = WIRE_REPLY_EXITED;
 		rep.code = code & 0xff;

@@ -239,7 +239,16 @@ static void accept_one(struct execd *d, int lfd, pthread_attr_t *attr)
 	if (fd < 0) {
 		/* EAGAIN/ECONNABORTED: the client left; EMFILE etc.: logged,
 		 * the loop goes on (the daemon must not die on load). */
-		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+		if (errno == EMFILE || errno == ENFILE) {
+			/* Out of descriptors: the pending connection stays
+			 * pending and poll() would report it again at once.
+			 * Back off briefly instead of spinning (and logging)
+			 * until running requests give descriptors back. */
+			struct timespec pause = { .tv_nsec = 50 * 1000 * 1000 };
+
+			log_warn("accept() failed: out of file descriptors, retrying shortly");
+			(void)nanosleep(&pause, NULL);
+		} else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
 			log_warn_errno(-errno, "accept() failed: %s, ignoring", strerror(errno));
 		return;
 	}
