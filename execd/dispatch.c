@@ -38,11 +38,34 @@ static const char *const env_allowlist[] = {
 	"SSH_AUTH_SOCK", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "DBUS_SESSION_BUS_ADDRESS",
 	"AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "KUBECONFIG",
 };
-/* Fixed: never from the request or the daemon's environment. */
+/* Fixed: never from the request or the daemon's environment. The command
+ * may hold the agent's terminal on its stdio, so nothing interactive may
+ * start on the host: a pager (less runs `!cmd`), an editor (vi runs `:!cmd`),
+ * a credential prompt. The GIT_* values also override core.pager and
+ * core.editor from the agent's own repository configuration. Backends
+ * cannot replace these (lib/authz.c refuses the names). */
 static const char *const env_fixed[] = {
 	"PATH=/usr/local/bin:/usr/bin:/bin",
-	"GIT_TERMINAL_PROMPT=0", /* never prompt for credentials on the agent's terminal */
+	"GIT_TERMINAL_PROMPT=0",
+	"GIT_PAGER=cat",
+	"GIT_EDITOR=false",
+	"GIT_SEQUENCE_EDITOR=false",
+	"PAGER=cat",
+	"MANPAGER=cat",
+	"EDITOR=false",
+	"VISUAL=false",
+	"LESSSECURE=1",
+	"GH_PAGER=cat",
+	"GH_EDITOR=false",
+	"GH_PROMPT_DISABLED=1",
+	"GH_NO_UPDATE_NOTIFIER=1",
+	"KUBE_EDITOR=false",
+	"PSQL_PAGER=cat",
+	"AWS_PAGER=",
+	"TF_INPUT=0",
 };
+_Static_assert(ELEMENTSOF(env_allowlist) + ELEMENTSOF(env_fixed) <= DISPATCH_MAX_ENV - AUTHZ_MAX_ENV,
+	       "DISPATCH_MAX_ENV too small");
 
 struct req_state {
 	struct execd *d;
