@@ -36,7 +36,7 @@ rss=$(execd_rss_kb)
 diag "daemon peak RSS (VmHWM): ${rss} kB"
 limit=65536
 # AddressSanitizer's shadow memory and quarantine inflate RSS severalfold.
-if nm "$EXECD" 2>/dev/null | grep -q __asan_init; then limit=262144; fi
+case "$(nm -D "$EXECD" 2>/dev/null)" in *__asan_init*) limit=262144 ;; esac
 check "daemon memory is bounded (VmHWM < $((limit / 1024)) MB)" "$rss" -lt "$limit"
 ok "all worker threads are gone" wait_until 5 eval \
 	'test "$(awk "/^Threads:/ {print \$2}" "/proc/$EXECD_PID/status" 2>/dev/null)" = 1'
