@@ -24,6 +24,7 @@
 #include "execd.h"
 #include "log.h"
 #include "macros.h"
+#include "gitdest.h"
 #include "pathmap.h"
 
 #define DISPATCH_MAX_ENV (64 + AUTHZ_MAX_ENV)
@@ -377,82 +378,6 @@ static int open_cwd(struct req_state *s)
 
 /* ---- destination (git) ---- */
 
-static bool in_list(const char *a, const char *const *list)
-{
-	for (; *list; list++)
-		if (strcmp(a, *list) == 0)
-			return true;
-	return false;
-}
-
-/* Options of git push/fetch/pull/clone/ls-remote that take their value as
- * the next argument (parse-options OPT_STRING and friends), so that value is
- * not mistaken for the repository argument. Should one be missing here, the
- * lookup names a remote that git does not use; a policy constraining the
- * destination then judges the wrong string, which is why an unknown
- * leading option (below) makes the destination unknown instead. */
-static const char *const opts_push[] = { "--repo", "--receive-pack", "--exec", "-o",
-					 "--push-option", NULL };
-static const char *const opts_fetch[] = {
-	"--depth", "--deepen", "--shallow-since", "--shallow-exclude", "--upload-pack", "-j",
-	"--jobs", "--refmap", "-o", "--server-option", "--negotiation-tip", "--filter",
-	"--recurse-submodules-default", "--submodule-prefix", "-s", "--strategy", "-X",
-	"--strategy-option", "--cleanup", "--gpg-sign", NULL,
-};
-static const char *const opts_clone[] = {
-	"-o", "--origin", "-b", "--branch", "-u", "--upload-pack", "--reference",
-	"--reference-if-able", "--separate-git-dir", "--depth", "--shallow-since",
-	"--shallow-exclude", "-c", "--config", "--server-option", "-j", "--jobs", "--template",
-	"--filter", "--bundle-uri", NULL,
-};
-static const char *const opts_ls_remote[] = { "--upload-pack", "-o", "--server-option", "--sort",
-					      NULL };
-
-/* Finds the repository argument of a git network subcommand: the first
- * positional argument (after `--`, anything is positional). Returns NULL
- * when there is none. */
-static const char *git_repo_arg(const char *const *args, size_t n, const char *const *opts,
-				const char **ret_repo_opt)
-{
-	bool dashdash = false;
-
-	*ret_repo_opt = NULL;
-	for (size_t i = 0; i < n; i++) {
-		const char *a = args[i];
-
-		if (dashdash || a[0] != '-' || strcmp(a, "-") == 0)
-			return a;
-		if (strcmp(a, "--") == 0) {
-			dashdash = true;
-			continue;
-		}
-		if (strncmp(a, "--repo=", 7) == 0) {
-			*ret_repo_opt = a + 7;
-			continue;
-		}
-		if (a[1] == '-') {
-			if (!strchr(a, '=') && in_list(a, opts)) {
-				if (strcmp(a, "--repo") == 0 && i + 1 < n)
-					*ret_repo_opt = args[i + 1];
-				i++;
-			}
-			continue;
-		}
-		/* A short-option cluster: the first value-taking letter eats the
-		 * rest of the cluster, or the next argument. */
-		for (size_t k = 1; a[k]; k++) {
-			char o[3] = { '-', a[k], '\0' };
-
-			if (in_list(o, opts)) {
-				if (a[k + 1] == '\0')
-					i++;
-				break;
-			}
-		}
-	}
-	return NULL;
-}
-
 /* Runs `git ARGS` for a lookup with a hardened environment, output in out
  * (NUL-terminated). Returns git's exit status or -errno. */
 static int git_run(struct req_state *s, int cwd_fd, const char *const *args, char *out,
@@ -518,69 +443,32 @@ static char *git_lookup(struct req_state *s, int cwd_fd, const char *const *args
 }
 
 /* Rewrites a URL given on the command line of `git push` the way git does
- * for an anonymous remote: the longest matching url.<base>.pushInsteadOf
- * prefix, else the longest url.<base>.insteadOf, from every configuration
- * scope including the repository's own (which the agent controls, which is
- * the point). git has no plumbing that prints this, so the rules come from
- * `git config --null --get-regexp` and are applied here. NULL on any doubt
- * (too many rules for the buffer, unparsable output). */
+ * for an anonymous remote (lib/gitdest.c), with the url.*.pushInsteadOf and
+ * insteadOf rules of every configuration scope, the repository's own (which
+ * the agent controls, which is the point) included. git has no plumbing
+ * that prints this. NULL on any doubt (too many rules for the buffer,
+ * unreadable output). */
 static char *git_push_url(struct req_state *s, const char *url)
 {
 	static const char *const q[] = { "config", "--null", "--get-regexp",
 					 "^url\\..*\\.(pushinsteadof|insteadof)$", NULL };
 	char out[EXECD_LOOKUP_MAX_OUTPUT];
-	const char *best_base[2] = { NULL, NULL };
-	size_t best_len[2] = { 0, 0 }, base_len[2] = { 0, 0 };
-	char *p, *end, *ret;
+	char *ret = NULL;
 	size_t len = 0;
 	int r;
 
 	r = git_run(s, s->cwd_fd, q, out, sizeof(out), &len);
 	if (r == 1)
-		return strdup(url); /* no rewrite rules at all */
-	if (r != 0)
+		len = 0; /* no rules at all */
+	else if (r != 0)
 		return NULL;
-	end = out + len;
-	/* Entries are "url.<base>.<var>\n<value>\0". */
-	for (p = out; p < end;) {
-		char *nl = strchr(p, '\n'), *dot, *value;
-		size_t vlen;
-		int kind;
-
-		if (!nl || strncmp(p, "url.", 4) != 0)
-			return NULL;
-		*nl = '\0';
-		value = nl + 1;
-		vlen = strlen(value);
-		if (value + vlen >= end + 1)
-			return NULL;
-		dot = strrchr(p, '.');
-		if (!dot || dot < p + 4)
-			return NULL;
-		if (strcmp(dot, ".pushinsteadof") == 0)
-			kind = 0;
-		else if (strcmp(dot, ".insteadof") == 0)
-			kind = 1;
-		else
-			return NULL;
-		if (vlen > best_len[kind] && strncmp(url, value, vlen) == 0) {
-			best_len[kind] = vlen;
-			best_base[kind] = p + 4;
-			base_len[kind] = (size_t)(dot - (p + 4));
-		}
-		p = value + vlen + 1;
+	if (gitdest_rewrite_url(url, out, len, 1, &ret) < 0)
+		return NULL;
+	if (!wire_utf8_valid(ret, strlen(ret))) {
+		free(ret);
+		return NULL;
 	}
-	for (int k = 0; k < 2; k++)
-		if (best_base[k]) {
-			if (asprintf(&ret, "%.*s%s", (int)base_len[k], best_base[k], url + best_len[k]) < 0)
-				return NULL;
-			if (!wire_utf8_valid(ret, strlen(ret))) {
-				free(ret);
-				return NULL;
-			}
-			return ret;
-		}
-	return strdup(url);
+	return ret;
 }
 
 /* Sets s->destination for git push/fetch/pull/clone/ls-remote: the URL git
@@ -593,55 +481,42 @@ static char *git_push_url(struct req_state *s, const char *url)
  * must deny an unknown one. */
 static void compute_destination(struct req_state *s)
 {
-	const char *const *args = (const char *const *)s->req.args;
-	size_t n = s->req.n_args;
-	const char *sub, *repo, *repo_opt;
+	enum gitdest_kind kind;
+	const char *repo;
 
-	if (!s->d->git_path || strcmp(s->req.tool, "git") != 0 || n < 1)
+	if (!s->d->git_path || strcmp(s->req.tool, "git") != 0)
 		return;
-	sub = args[0];
-	if (strcmp(sub, "push") == 0) {
-		repo = git_repo_arg(args + 1, n - 1, opts_push, &repo_opt);
-		if (!repo)
-			repo = repo_opt;
-		if (!repo || repo[0] == '-')
-			return;
-		{
-			const char *const named[] = { "remote", "get-url", "--push", "--all", repo, NULL };
+	gitdest_find((const char *const *)s->req.args, s->req.n_args, &kind, &repo);
+	if (!repo)
+		return;
+	switch (kind) {
+	case GITDEST_PUSH: {
+		const char *const named[] = { "remote", "get-url", "--push", "--all", repo, NULL };
 
-			s->destination = git_lookup(s, s->cwd_fd, named);
-			if (s->destination)
-				return;
-			/* Not a configured remote: a URL (or a path). */
+		s->destination = git_lookup(s, s->cwd_fd, named);
+		if (!s->destination) /* not a configured remote: a URL or a path */
 			s->destination = git_push_url(s, repo);
-		}
-		return;
+		break;
 	}
-	if (strcmp(sub, "fetch") == 0 || strcmp(sub, "pull") == 0 || strcmp(sub, "ls-remote") == 0) {
-		repo = git_repo_arg(args + 1, n - 1,
-				    strcmp(sub, "ls-remote") == 0 ? opts_ls_remote : opts_fetch,
-				    &repo_opt);
-		if (!repo || repo[0] == '-')
-			return;
-		{
-			const char *const q[] = { "ls-remote", "--get-url", repo, NULL };
+	case GITDEST_FETCH: {
+		const char *const q[] = { "ls-remote", "--get-url", repo, NULL };
 
-			s->destination = git_lookup(s, s->cwd_fd, q);
-		}
-		return;
+		s->destination = git_lookup(s, s->cwd_fd, q);
+		break;
 	}
-	if (strcmp(sub, "clone") == 0) {
-		repo = git_repo_arg(args + 1, n - 1, opts_clone, &repo_opt);
-		if (!repo || repo[0] == '-')
-			return;
-		{
-			/* Outside any repository: the workspace's own config
-			 * does not apply to a clone, so it must not rewrite
-			 * what the policy sees either. */
-			const char *const q[] = { "ls-remote", "--get-url", repo, NULL };
+	case GITDEST_CLONE: {
+		/* Outside any repository: the workspace's own config does not
+		 * apply to a clone, so it must not rewrite what the policy
+		 * sees either. */
+		const char *const q[] = { "ls-remote", "--get-url", repo, NULL };
 
-			s->destination = git_lookup(s, s->d->root_dir_fd, q);
-		}
+		s->destination = git_lookup(s, s->d->root_dir_fd, q);
+		break;
+	}
+	case GITDEST_NONE:
+	case GITDEST_KIND_MAX:
+	default:
+		break;
 	}
 }
 
