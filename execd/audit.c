@@ -225,6 +225,10 @@ int audit_open(const char *path, struct audit **ret)
 	if (!S_ISREG(st.st_mode))
 		/* cppcheck-suppress memleak ; freed by its cleanup attribute */
 		return log_error_errno(-EINVAL, "Audit log '%s' is not a regular file", path);
+	if (st.st_uid != geteuid() || (st.st_mode & 022))
+		/* cppcheck-suppress memleak ; freed by its cleanup attribute */
+		return log_error_errno(-EPERM, "Audit log '%s' must be ours and not writable by others",
+				       path);
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
 		/* cppcheck-suppress memleak ; freed by its cleanup attribute */
 		return log_error_errno(-errno, "Audit log '%s' is in use by another writer: %s", path, strerror(errno));

@@ -50,6 +50,10 @@ static int read_file(const char *path, char **ret, size_t *ret_len)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
+	/* The configuration chooses which binaries run with the user's
+	 * credentials: only the user (or root) may be able to change it. */
+	if ((st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & 022))
+		return -EPERM;
 	if ((size_t)st.st_size > EXECDCONF_MAX_SIZE)
 		return -E2BIG;
 	buf = malloc((size_t)st.st_size + 1);
@@ -94,6 +98,9 @@ static int load_config(const char *path)
 	int r;
 
 	r = read_file(path, &text, &len);
+	if (r == -EPERM)
+		return log_error_errno(r, "Configuration '%s' must be owned by us or root and not "
+					  "writable by group or others", path);
 	if (r < 0)
 		return log_error_errno(r, "Cannot read configuration '%s': %s", path, strerror(-(r)));
 	execdconf_init(&conf);

@@ -142,6 +142,21 @@ st=0
 check "socket directory that is a symlink: refused" "$st" -ne 0
 rm "$T/run" && mkdir -m 700 "$T/run" && chown "$EXECD_USER:" "$T/run"
 
+# --- configuration and log must be the user's ---------------------------------
+execd_conf
+chmod 666 "$T/execd.conf"
+st=0
+"${RUN_AS[@]}" env -i PATH=/usr/bin:/bin "$EXECD" --config "$T/execd.conf" --check >/dev/null 2>"$T/err" || st=$?
+check "a world-writable execd.conf is refused" "$st" -ne 0
+check "... saying why" "$(grep -c 'not writable by group or others' "$T/err")" -eq 1
+chmod 644 "$T/execd.conf"
+rm -f "$AUDIT" && touch "$AUDIT" && chmod 600 "$AUDIT" # root's, not the daemon user's
+st=0
+"${RUN_AS[@]}" env -i PATH=/usr/bin:/bin timeout 10 "$EXECD" --config "$T/execd.conf" 2>"$T/err" || st=$?
+check "an audit log owned by someone else is refused" "$st" -eq 1
+check "... saying so" "$(grep -c "Failed to open audit log\|must be ours" "$T/err")" -eq 1
+rm -f "$AUDIT"
+
 # --- --check explains what a backend lacks -----------------------------------
 execd_conf "backend = static"
 st=0
