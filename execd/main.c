@@ -251,7 +251,7 @@ static void accept_one(struct execd *d, int lfd, pthread_attr_t *attr)
 			 * pending and poll() would report it again at once.
 			 * Back off briefly instead of spinning (and logging)
 			 * until running requests give descriptors back. */
-			struct timespec pause = { .tv_nsec = 50 * 1000 * 1000 };
+			struct timespec pause = { .tv_nsec = 50000000L }; /* 50 ms */
 
 			log_warn("accept() failed: out of file descriptors, retrying shortly");
 			(void)nanosleep(&pause, NULL);
