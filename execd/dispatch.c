@@ -1,0 +1,887 @@
+/* SPDX-License-Identifier: MIT */
+/* One request, start to end, in its own worker thread:
+ *   receive the frame and its fds -> decode (lib/wire.c) -> authenticate ->
+ *   per-container limit -> tool table -> map and open the cwd ->
+ *   effective destination -> backend decide -> audit the decision (durable)
+ *   -> spawn -> wait (command exit, client hang-up, timeout, shutdown) ->
+ *   audit the end -> reply.
+ * Every refusal after the frame arrived is audited as a "deny" decision with
+ * the wire error's name. Nothing here runs a shell or consults PATH. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <openssl/crypto.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "execd.h"
+#include "log.h"
+#include "macros.h"
+#include "gitdest.h"
+#include "pathmap.h"
+
+#define DISPATCH_MAX_ENV (64 + AUTHZ_MAX_ENV)
+#define DISPATCH_REPLY_TIMEOUT_MS 2000
+
+/* Variables passed from the daemon's own environment to commands: identity,
+ * locale, and the credential channels a host tool legitimately uses (ssh
+ * agent, session bus for keyrings, cloud profile selection). Everything
+ * else, including whatever the daemon inherited, is dropped. */
+static const char *const env_allowlist[] = {
+	"HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ",
+	"SSH_AUTH_SOCK", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "DBUS_SESSION_BUS_ADDRESS",
+	"AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "KUBECONFIG",
+};
+/* Fixed: never from the request or the daemon's environment. The command
+ * may hold the agent's terminal on its stdio, so nothing interactive may
+ * start on the host: a pager (less runs `!cmd`), an editor (vi runs `:!cmd`),
+ * a credential prompt. The GIT_* values also override core.pager and
+ * core.editor from the agent's own repository configuration. Backends
+ * cannot replace these (lib/authz.c refuses the names). */
+static const char *const env_fixed[] = {
+	"PATH=/usr/local/bin:/usr/bin:/bin",
+	"GIT_TERMINAL_PROMPT=0",
+	"GIT_PAGER=cat",
+	"GIT_EDITOR=false",
+	"GIT_SEQUENCE_EDITOR=false",
+	"PAGER=cat",
+	"MANPAGER=cat",
+	"EDITOR=false",
+	"VISUAL=false",
+	"LESSSECURE=1",
+	"GH_PAGER=cat",
+	"GH_EDITOR=false",
+	"GH_PROMPT_DISABLED=1",
+	"GH_NO_UPDATE_NOTIFIER=1",
+	"KUBE_EDITOR=false",
+	"PSQL_PAGER=cat",
+	"AWS_PAGER=",
+	"TF_INPUT=0",
+};
+_Static_assert(ELEMENTSOF(env_allowlist) + ELEMENTSOF(env_fixed) <= DISPATCH_MAX_ENV - AUTHZ_MAX_ENV,
+	       "DISPATCH_MAX_ENV too small");
+
+struct req_state {
+	struct execd *d;
+	int conn;
+	struct ucred cred;
+	uint64_t peer_key;
+	bool peer_counted;
+	bool active_counted;
+	char id[EXECD_REQUEST_ID_LEN];
+	struct timespec t0;     /* request accepted: frame deadline */
+	struct timespec t_exec; /* command started: its timeout and duration */
+	struct wire_request req;
+	const char **argv; /* tool + args, NULL-terminated; strings owned by req */
+	size_t argc;
+	int fds[WIRE_REQUEST_FDS];
+	size_t n_fds;
+	size_t map_index;
+	char rel[PATHMAP_MAX_PATH];
+	char host_cwd[2 * PATHMAP_MAX_PATH];
+	int cwd_fd;
+	char *destination;
+	const char *tool_path;
+};
+
+static long long elapsed_ms(const struct timespec *t0)
+{
+	struct timespec t;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)(t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+static int send_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+		ssize_t k = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				return -errno;
+			if (poll(&pfd, 1, DISPATCH_REPLY_TIMEOUT_MS) <= 0)
+				return -ETIMEDOUT;
+			continue;
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+static void send_reply(int fd, const struct wire_reply *rep)
+{
+	uint8_t buf[WIRE_HEADER_SIZE + 64 + WIRE_MAX_MESSAGE];
+	size_t len;
+
+	if (wire_encode_reply(rep, buf, sizeof(buf), &len) < 0)
+		return;
+	/* A client that went away does not get its reply; nothing to do. */
+	(void)send_all(fd, buf, len);
+}
+
+void dispatch_reply_error(int fd, enum wire_error e, const char *msg)
+{
+	struct wire_reply rep = { .kind = WIRE_REPLY_ERROR, .error = e };
+	size_t n = strlen(msg);
+
+	/* Truncate on a character boundary so the message stays UTF-8. */
+	if (n >= sizeof(rep.message)) {
+		n = sizeof(rep.message) - 1;
+		while (n > 0 && ((unsigned char)msg[n] & 0xc0) == 0x80)
+			n--;
+	}
+	memcpy(rep.message, msg, n);
+	rep.message[n] = '\0';
+	send_reply(fd, &rep);
+}
+
+/* Receives exactly n bytes (n > 0) before the deadline. The first call may
+ * carry SCM_RIGHTS; fds are collected into s->fds. fds arriving later, or any
+ * other control message, make the frame malformed. */
+static int recv_exact(struct req_state *s, uint8_t *buf, size_t n, const struct timespec *t0,
+		      unsigned timeout_ms, bool accept_fds)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		union {
+			struct cmsghdr h;
+			char b[CMSG_SPACE(sizeof(int) * WIRE_MAX_FDS)];
+		} ctl;
+		struct iovec iov = { .iov_base = buf + got, .iov_len = n - got };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b,
+				     .msg_controllen = sizeof(ctl.b) };
+		struct pollfd pfd = { .fd = s->conn, .events = POLLIN };
+		long long left = (long long)timeout_ms - elapsed_ms(t0);
+		ssize_t k;
+		bool bad = false;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (poll(&pfd, 1, (int)left) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		k = recvmsg(s->conn, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (k < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			return -errno;
+		}
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+			size_t nf;
+
+			if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) {
+				bad = true;
+				continue;
+			}
+			nf = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			for (size_t i = 0; i < nf; i++) {
+				int fd;
+
+				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+				if (!accept_fds || s->n_fds >= WIRE_MAX_FDS) {
+					safe_close(fd);
+					bad = true;
+				} else
+					s->fds[s->n_fds++] = fd;
+			}
+		}
+		if (bad || (mh.msg_flags & MSG_CTRUNC))
+			return -EBADMSG;
+		if (k == 0)
+			return -ECONNRESET;
+		got += (size_t)k;
+	}
+	return 0;
+}
+
+/* ---- limits ---- */
+
+/* Which container a peer belongs to: its pid namespace. Peers of one
+ * container share it; the host user's own processes share the host's. If it
+ * cannot be read (process gone, /proc hidden) the uid stands in. The pid can
+ * be recycled between SO_PEERCRED and the stat: at worst a request is
+ * counted against another container, it never escapes the total limit. */
+static uint64_t peer_key(const struct ucred *c)
+{
+	char p[64];
+	struct stat st;
+
+	(void)snprintf(p, sizeof(p), "/proc/%d/ns/pid", (int)c->pid);
+	if (c->pid > 0 && stat(p, &st) == 0)
+		return (uint64_t)st.st_ino;
+	return ((uint64_t)1 << 32) + c->uid;
+}
+
+static bool peer_acquire(struct execd *d, uint64_t key)
+{
+	struct execd_peer *free_slot = NULL, *slot = NULL;
+	bool ok = false;
+
+	pthread_mutex_lock(&d->lock);
+	for (size_t i = 0; i < EXECD_MAX_PEERS; i++) {
+		if (d->peers[i].n > 0 && d->peers[i].key == key) {
+			slot = &d->peers[i];
+			break;
+		}
+		if (d->peers[i].n == 0 && !free_slot)
+			free_slot = &d->peers[i];
+	}
+	if (!slot && free_slot) {
+		slot = free_slot;
+		slot->key = key;
+	}
+	if (slot && slot->n < d->conf->max_concurrent_per_peer) {
+		slot->n++;
+		ok = true;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return ok;
+}
+
+static void peer_release(struct execd *d, uint64_t key)
+{
+	pthread_mutex_lock(&d->lock);
+	for (size_t i = 0; i < EXECD_MAX_PEERS; i++)
+		if (d->peers[i].n > 0 && d->peers[i].key == key) {
+			d->peers[i].n--;
+			break;
+		}
+	pthread_mutex_unlock(&d->lock);
+}
+
+/* Gives back the request's places in the per-container and total limits
+ * (once the caller has its answer; the worker may still be writing the end
+ * record, which EXECD_EXTRA_THREADS bounds). */
+static void release_limits(struct req_state *s)
+{
+	if (s->peer_counted) {
+		peer_release(s->d, s->peer_key);
+		s->peer_counted = false;
+	}
+	if (s->active_counted) {
+		pthread_mutex_lock(&s->d->lock);
+		s->d->active--;
+		pthread_mutex_unlock(&s->d->lock);
+		s->active_counted = false;
+	}
+}
+
+/* ---- audit helpers ---- */
+
+static int audit_decision(struct req_state *s, bool allow, const char *error,
+			  const struct authz_decision *dec)
+{
+	struct auditrec_decision r = {
+		.id = s->id,
+		.peer_uid = s->cred.uid,
+		.peer_gid = s->cred.gid,
+		.peer_pid = s->cred.pid,
+		.tool = s->req.tool,
+		.argv = s->argv,
+		.argc = s->argc,
+		.container_cwd = s->req.cwd,
+		.host_cwd = s->host_cwd[0] ? s->host_cwd : NULL,
+		.destination = s->destination,
+		.reason = s->req.reason,
+		.repo = s->req.repo,
+		.branch = s->req.branch,
+		.allow = allow,
+		.error = error,
+		.decision_reason = dec ? dec->reason : NULL,
+		.rule = dec ? dec->rule : NULL,
+		.backend = s->d->ops->name,
+	};
+
+	(void)clock_gettime(CLOCK_REALTIME, &r.ts);
+	return audit_write_decision(s->d->audit, &r);
+}
+
+static void audit_end(struct req_state *s, const char *outcome, int code)
+{
+	struct auditrec_end e = {
+		.id = s->id,
+		.outcome = outcome,
+		.code = code,
+		.duration_ms = (uint64_t)elapsed_ms(&s->t_exec),
+	};
+
+	(void)clock_gettime(CLOCK_REALTIME, &e.ts);
+	/* Logged by audit.c on failure; the command already ran. */
+	(void)audit_write_end(s->d->audit, &e);
+}
+
+/* Audits a refusal, logs one line, and replies with the error. */
+/* The tool name as it may appear in the daemon's log: the request's string
+ * only when it is a plausible tool name, so a hostile one cannot forge log
+ * lines or drive a terminal (the audit log has it, JSON-escaped). */
+static const char *loggable_tool(const char *t)
+{
+	if (!t)
+		return "?";
+	if (t[0] == '\0' || strlen(t) > EXECDCONF_MAX_TOOL_NAME ||
+	    strspn(t, "abcdefghijklmnopqrstuvwxyz0123456789-_.") != strlen(t))
+		return "(invalid name)";
+	return t;
+}
+
+static void refuse(struct req_state *s, enum wire_error e, const struct authz_decision *dec,
+		   const char *msg)
+{
+	(void)audit_decision(s, false, wire_error_to_string(e), dec);
+	log_info("request %s peer uid=%u pid=%d tool '%s': refused: %s", s->id, (unsigned)s->cred.uid,
+		 (int)s->cred.pid, loggable_tool(s->req.tool), wire_error_to_string(e));
+	dispatch_reply_error(s->conn, e, msg);
+}
+
+/* ---- cwd ---- */
+
+static int open_cwd(struct req_state *s)
+{
+	const struct pathmap_entry *m;
+	struct open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		/* BENEATH: no absolute symlinks, no ".." above the root, no
+		 * symlink leading out; NO_MAGICLINKS: no /proc/self/fd tricks. */
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd, r;
+
+	r = pathmap_resolve(&s->d->conf->map, s->req.cwd, &s->map_index, s->rel, sizeof(s->rel));
+	if (r < 0)
+		return r;
+	m = &s->d->conf->map.e[s->map_index];
+	fd = (int)syscall(SYS_openat2, s->d->root_fds[s->map_index], s->rel, &how, sizeof(how));
+	if (fd < 0)
+		return -errno;
+	s->cwd_fd = fd;
+	if (strcmp(s->rel, ".") == 0)
+		(void)snprintf(s->host_cwd, sizeof(s->host_cwd), "%s", m->host);
+	else
+		(void)snprintf(s->host_cwd, sizeof(s->host_cwd), "%s/%s", m->host, s->rel);
+	return 0;
+}
+
+/* ---- destination (git) ---- */
+
+/* Runs `git ARGS` for a lookup with a hardened environment, output in out
+ * (NUL-terminated). Returns git's exit status or -errno. */
+static int git_run(struct req_state *s, int cwd_fd, const char *const *args, char *out,
+		   size_t out_len, size_t *ret_len)
+{
+	struct execd *d = s->d;
+	const char *env[16];
+	char ceiling[PATHMAP_MAX_PATH + 32];
+	const char *argv[12];
+	size_t n = 0, a = 0;
+
+	argv[a++] = "git";
+	for (; *args && a < ELEMENTSOF(argv) - 1; args++)
+		argv[a++] = *args;
+	argv[a] = NULL;
+
+	/* Repository discovery may not climb above the mapped root; locale
+	 * fixed; no prompts; no optional locks taken in the agent's repo. */
+	{
+		const char *host = d->conf->map.e[s->map_index].host;
+		const char *slash = strrchr(host, '/');
+
+		(void)snprintf(ceiling, sizeof(ceiling), "GIT_CEILING_DIRECTORIES=%.*s",
+			       slash == host ? 1 : (int)(slash - host), host);
+	}
+	env[n++] = "PATH=/usr/local/bin:/usr/bin:/bin";
+	env[n++] = "LC_ALL=C";
+	env[n++] = "GIT_TERMINAL_PROMPT=0";
+	env[n++] = "GIT_OPTIONAL_LOCKS=0";
+	env[n++] = "GIT_NO_LAZY_FETCH=1";
+	env[n++] = ceiling;
+	for (char **e = d->base_env; *e && n < ELEMENTSOF(env) - 1; e++)
+		if (strncmp(*e, "HOME=", 5) == 0 || strncmp(*e, "XDG_CONFIG_HOME=", 16) == 0)
+			env[n++] = *e;
+	env[n] = NULL;
+	{
+		struct spawn_params p = {
+			.path = d->git_path,
+			.argv = (char *const *)argv,
+			.envp = (char *const *)env,
+			.cwd_fd = cwd_fd,
+		};
+
+		return spawn_capture(&p, EXECD_LOOKUP_TIMEOUT_MS, out, out_len, ret_len);
+	}
+}
+
+/* The single non-empty line `git ARGS` prints (malloc'd), or NULL. */
+static char *git_lookup(struct req_state *s, int cwd_fd, const char *const *args)
+{
+	char out[EXECD_LOOKUP_MAX_OUTPUT];
+	char *nl;
+
+	if (git_run(s, cwd_fd, args, out, sizeof(out), NULL) != 0)
+		return NULL;
+	nl = strchr(out, '\n');
+	if (!nl || nl[1] != '\0' || nl == out) /* exactly one non-empty line */
+		return NULL;
+	*nl = '\0';
+	if (!wire_utf8_valid(out, strlen(out)))
+		return NULL;
+	return strdup(out);
+}
+
+/* Rewrites a URL given on the command line of `git push` the way git does
+ * for an anonymous remote (lib/gitdest.c), with the url.*.pushInsteadOf and
+ * insteadOf rules of every configuration scope, the repository's own (which
+ * the agent controls, which is the point) included. git has no plumbing
+ * that prints this. NULL on any doubt (too many rules for the buffer,
+ * unreadable output). */
+static char *git_push_url(struct req_state *s, const char *url)
+{
+	static const char *const q[] = { "config", "--null", "--get-regexp",
+					 "^url\\..*\\.(pushinsteadof|insteadof)$", NULL };
+	char out[EXECD_LOOKUP_MAX_OUTPUT];
+	char *ret = NULL;
+	size_t len = 0;
+	int r;
+
+	r = git_run(s, s->cwd_fd, q, out, sizeof(out), &len);
+	if (r == 1)
+		len = 0; /* no rules at all */
+	else if (r != 0)
+		return NULL;
+	if (gitdest_rewrite_url(url, out, len, 1, &ret) < 0)
+		return NULL;
+	if (!wire_utf8_valid(ret, strlen(ret))) {
+		free(ret);
+		return NULL;
+	}
+	return ret;
+}
+
+/* Sets s->destination for git push/fetch/pull/clone/ls-remote: the URL git
+ * will actually contact, after url.*.insteadOf / pushInsteadOf from every
+ * configuration scope, computed by the real git binary. Left NULL (unknown)
+ * whenever it cannot be determined exactly: no repository argument (git
+ * would pick a remote from branch configuration), several push URLs, global
+ * options before the subcommand (-c, -C, --git-dir change what git reads),
+ * an argument starting with '-'. Policies that constrain the destination
+ * must deny an unknown one. */
+static void compute_destination(struct req_state *s)
+{
+	enum gitdest_kind kind;
+	const char *repo;
+
+	if (!s->d->git_path || strcmp(s->req.tool, "git") != 0)
+		return;
+	gitdest_find((const char *const *)s->req.args, s->req.n_args, &kind, &repo);
+	if (!repo)
+		return;
+	switch (kind) {
+	case GITDEST_PUSH: {
+		const char *const named[] = { "remote", "get-url", "--push", "--all", repo, NULL };
+
+		s->destination = git_lookup(s, s->cwd_fd, named);
+		if (!s->destination) /* not a configured remote: a URL or a path */
+			s->destination = git_push_url(s, repo);
+		break;
+	}
+	case GITDEST_FETCH: {
+		const char *const q[] = { "ls-remote", "--get-url", repo, NULL };
+
+		s->destination = git_lookup(s, s->cwd_fd, q);
+		break;
+	}
+	case GITDEST_CLONE: {
+		/* Outside any repository: the workspace's own config does not
+		 * apply to a clone, so it must not rewrite what the policy
+		 * sees either. */
+		const char *const q[] = { "ls-remote", "--get-url", repo, NULL };
+
+		s->destination = git_lookup(s, s->d->root_dir_fd, q);
+		break;
+	}
+	case GITDEST_NONE:
+	case GITDEST_KIND_MAX:
+	default:
+		break;
+	}
+}
+
+/* ---- environment ---- */
+
+int dispatch_build_base_env(struct execd *d)
+{
+	size_t n = 0;
+
+	d->base_env = calloc(ELEMENTSOF(env_allowlist) + 1, sizeof(char *));
+	if (!d->base_env)
+		return -ENOMEM;
+	for (size_t i = 0; i < ELEMENTSOF(env_allowlist); i++) {
+		const char *v = getenv(env_allowlist[i]);
+
+		if (!v)
+			continue;
+		if (asprintf(&d->base_env[n], "%s=%s", env_allowlist[i], v) < 0)
+			return -ENOMEM;
+		n++;
+	}
+	return 0;
+}
+
+static bool env_name_eq(const char *a, const char *b)
+{
+	size_t na = strcspn(a, "="), nb = strcspn(b, "=");
+
+	return na == nb && strncmp(a, b, na) == 0;
+}
+
+/* base + fixed + backend env (later entries replace earlier ones of the same
+ * name). The pointers are borrowed. */
+static void build_env(struct req_state *s, const struct authz_decision *dec, const char **env)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; s->d->base_env[i]; i++)
+		env[n++] = s->d->base_env[i];
+	for (size_t i = 0; i < ELEMENTSOF(env_fixed); i++)
+		env[n++] = env_fixed[i];
+	for (size_t i = 0; i < dec->n_env && n < DISPATCH_MAX_ENV; i++) {
+		bool replaced = false;
+
+		for (size_t j = 0; j < n; j++)
+			if (env_name_eq(env[j], dec->env[i])) {
+				env[j] = dec->env[i];
+				replaced = true;
+			}
+		if (!replaced)
+			env[n++] = dec->env[i];
+	}
+	env[n] = NULL;
+}
+
+/* ---- running ---- */
+
+/* Waits for the command; returns the outcome and fills the reply. */
+static void run_command(struct req_state *s, const struct authz_decision *dec)
+{
+	const char *env[DISPATCH_MAX_ENV + 1];
+	struct wire_reply rep = { .kind = WIRE_REPLY_ERROR };
+	unsigned timeout = s->d->conf->command_timeout_ms;
+	_cleanup_close_ int pidfd = -1;
+	const char *outcome = NULL;
+	bool signaled = false;
+	int code = 0, r;
+	pid_t pid;
+
+	build_env(s, dec, env);
+	{
+		struct spawn_params p = {
+			.path = s->tool_path,
+			.argv = (char *const *)s->argv,
+			.envp = (char *const *)env,
+			.cwd_fd = s->cwd_fd,
+			.fds = { s->fds[0], s->fds[1], s->fds[2] },
+		};
+
+		/* The timeout counts from here: a backend that took its time
+		 * deciding (a human approving a webhook) does not shorten it. */
+		(void)clock_gettime(CLOCK_MONOTONIC, &s->t_exec);
+		r = spawn_start(&p, &pid, &pidfd);
+	}
+	if (r < 0) {
+		log_error_errno(r, "request %s: cannot execute '%s': %s", s->id, s->tool_path, strerror(-(r)));
+		audit_end(s, "spawn_failed", -r);
+		dispatch_reply_error(s->conn, WIRE_ERROR_INTERNAL, "the host could not start the tool");
+		return;
+	}
+	/* The client's stdio now lives in the child; holding our copies would
+	 * keep pipes open after the command ends. */
+	for (size_t i = 0; i < s->n_fds; i++)
+		s->fds[i] = safe_close(s->fds[i]);
+	s->n_fds = 0;
+
+	for (;;) {
+		struct pollfd pfd[3] = {
+			{ .fd = pidfd, .events = POLLIN },
+			{ .fd = s->conn, .events = POLLIN | POLLRDHUP },
+			{ .fd = s->d->stop_fd, .events = POLLIN },
+		};
+		long long left = (long long)timeout - elapsed_ms(&s->t_exec);
+
+		if (left <= 0) {
+			outcome = "timeout";
+			break;
+		}
+		if (poll(pfd, 3, (int)(left > 60000 ? 60000 : left)) < 0) {
+			if (errno == EINTR)
+				continue;
+			outcome = "timeout"; /* cannot watch: fail safe, kill it */
+			break;
+		}
+		if (pfd[0].revents)
+			break;
+		if (pfd[2].revents) {
+			outcome = "shutdown";
+			break;
+		}
+		if (pfd[1].revents & (POLLHUP | POLLRDHUP | POLLERR)) {
+			outcome = "disconnected";
+			break;
+		}
+		if (pfd[1].revents & POLLIN) {
+			/* The protocol has nothing after the request: a peer
+			 * that sends more is dropped, and so is its command. */
+			outcome = "disconnected";
+			break;
+		}
+	}
+	if (outcome)
+		spawn_kill_group(pid);
+	r = spawn_reap(pid, pidfd, &code, &signaled);
+	if (r < 0) {
+		log_error_errno(r, "request %s: cannot reap pid %d: %s", s->id, (int)pid, strerror(-(r)));
+		code = -1;
+	}
+	if (!outcome)
+		outcome = signaled ? "signaled" : "exited";
+	log_info("request %s peer uid=%u pid=%d tool '%s': %s %d after %lld ms", s->id,
+		 (unsigned)s->cred.uid, (int)s->cred.pid, s->req.tool, outcome, code,
+		 elapsed_ms(&s->t_exec));
+	if (strcmp(outcome, "exited") == 0) {
+		rep.kind = WIRE_REPLY_EXITED;
+		rep.code = code & 0xff;
+	} else if (strcmp(outcome, "signaled") == 0 && code >= 1 && code <= 127) {
+		rep.kind = WIRE_REPLY_SIGNALED;
+		rep.code = code;
+	} else if (strcmp(outcome, "timeout") == 0) {
+		rep.error = WIRE_ERROR_TIMEOUT;
+		(void)snprintf(rep.message, sizeof(rep.message),
+			       "the command ran longer than %u ms and was killed with its process group",
+			       timeout);
+	} else {
+		rep.error = WIRE_ERROR_INTERNAL;
+		(void)snprintf(rep.message, sizeof(rep.message), "the command was stopped (%s)",
+			       outcome);
+	}
+	/* The reply goes out before the end record is written: the decision
+	 * record was durable before the command ran (the guarantee that
+	 * matters), and the caller should not wait for a second fsync. The end
+	 * record follows at once, in the same worker, and is fsynced too; a
+	 * crash in between leaves a decision without its end, which reads as
+	 * a crash mid-command (docs/architecture.md). */
+	send_reply(s->conn, &rep);
+	/* The command is over: its container may start the next one. */
+	release_limits(s);
+	audit_end(s, outcome, code);
+}
+
+static void handle(struct req_state *s)
+{
+	struct execd *d = s->d;
+	struct authz_decision dec = { 0 };
+	uint8_t hdr[WIRE_HEADER_SIZE];
+	_cleanup_free_ uint8_t *frame = NULL;
+	struct wire_header h;
+	socklen_t cl = sizeof(s->cred);
+	const struct execdconf_tool *tool;
+	char msg[WIRE_MAX_MESSAGE];
+	int r;
+
+	if (getsockopt(s->conn, SOL_SOCKET, SO_PEERCRED, &s->cred, &cl) < 0) {
+		log_error_errno(-errno, "SO_PEERCRED failed: %s", strerror(errno));
+		return;
+	}
+
+	/* 1. Receive the frame: header (with the fds), then the payload. */
+	r = recv_exact(s, hdr, sizeof(hdr), &s->t0, d->conf->request_read_timeout_ms, true);
+	if (r == -ECONNRESET)
+		return; /* connected and left: nothing was asked */
+	if (r >= 0)
+		r = wire_parse_header(hdr, sizeof(hdr), d->conf->max_frame, &h);
+	if (r >= 0 && h.type != WIRE_TYPE_REQUEST)
+		r = -EBADMSG;
+	if (r >= 0) {
+		frame = malloc(WIRE_HEADER_SIZE + (size_t)h.payload_len);
+		if (!frame) {
+			dispatch_reply_error(s->conn, WIRE_ERROR_INTERNAL, "out of memory");
+			return;
+		}
+		memcpy(frame, hdr, sizeof(hdr));
+		if (h.payload_len > 0)
+			r = recv_exact(s, frame + WIRE_HEADER_SIZE, h.payload_len, &s->t0,
+				       d->conf->request_read_timeout_ms, false);
+	}
+	/* 2. Decode completely before anything acts on it. */
+	if (r >= 0)
+		r = wire_decode_request(frame, WIRE_HEADER_SIZE + (size_t)h.payload_len,
+					d->conf->max_frame, &s->req);
+	if (r >= 0 && s->n_fds != WIRE_REQUEST_FDS)
+		r = -EBADMSG;
+	if (r == -EMSGSIZE || r == -E2BIG) {
+		refuse(s, WIRE_ERROR_TOO_LARGE, NULL, "request too large");
+		return;
+	}
+	if (r < 0) {
+		refuse(s, WIRE_ERROR_MALFORMED,
+		       NULL, r == -ETIMEDOUT ? "incomplete request (timed out)" : "malformed request");
+		return;
+	}
+	s->argc = s->req.n_args + 1;
+	s->argv = calloc(s->argc + 1, sizeof(char *));
+	if (!s->argv) {
+		dispatch_reply_error(s->conn, WIRE_ERROR_INTERNAL, "out of memory");
+		return;
+	}
+	s->argv[0] = s->req.tool;
+	for (size_t i = 0; i < s->req.n_args; i++)
+		s->argv[i + 1] = s->req.args[i];
+
+	/* 3. Authenticate: constant time over the daemon's token length; a
+	 * token of another length fails without revealing where. */
+	{
+		size_t n = strlen(s->req.token), want = strlen(d->token);
+		char cmp[sizeof(d->token)] = { 0 };
+
+		memcpy(cmp, s->req.token, n < want ? n : want);
+		if (CRYPTO_memcmp(cmp, d->token, want) != 0 || n != want) {
+			explicit_bzero(cmp, sizeof(cmp));
+			refuse(s, WIRE_ERROR_UNAUTHENTICATED, NULL, "wrong token");
+			return;
+		}
+		explicit_bzero(cmp, sizeof(cmp));
+	}
+
+	/* 4. Per-container limit. */
+	s->peer_key = peer_key(&s->cred);
+	if (!peer_acquire(d, s->peer_key)) {
+		refuse(s, WIRE_ERROR_BUSY, NULL, "too many concurrent requests from this container");
+		return;
+	}
+	s->peer_counted = true;
+
+	/* 5. Tool table. */
+	tool = execdconf_find_tool(d->conf, s->req.tool);
+	if (!tool) {
+		(void)snprintf(msg, sizeof(msg), "'%s' is not in the host's tool table", s->req.tool);
+		refuse(s, WIRE_ERROR_UNKNOWN_TOOL, NULL, msg);
+		return;
+	}
+	s->tool_path = d->tool_paths[tool - d->conf->tools];
+
+	/* 6. Working directory, beneath a mapped root. */
+	r = open_cwd(s);
+	if (r < 0) {
+		if (r == -ENOENT || r == -ENOTDIR)
+			(void)snprintf(msg, sizeof(msg),
+				       "the working directory '%s' does not exist as a directory on "
+				       "the host side of the shared workspace",
+				       s->req.cwd);
+		else
+			(void)snprintf(msg, sizeof(msg),
+				       "the working directory '%s' is not inside the shared workspace "
+				       "(or escapes it through '..' or a symlink)",
+				       s->req.cwd);
+		refuse(s, WIRE_ERROR_PATH_OUTSIDE_WORKSPACE, NULL, msg);
+		return;
+	}
+
+	/* 7. What the policy judges includes where a command sends data. */
+	compute_destination(s);
+
+	/* 8. Decide. Any error is a denial (backend.h). */
+	{
+		struct authz_request ar = {
+			.request_id = s->id,
+			.tool = s->req.tool,
+			.argv = s->argv,
+			.argc = s->argc,
+			.container_cwd = s->req.cwd,
+			.host_cwd = s->host_cwd,
+			.destination = s->destination,
+			.reason = s->req.reason,
+			.repo = s->req.repo,
+			.branch = s->req.branch,
+			.peer_uid = s->cred.uid,
+			.peer_gid = s->cred.gid,
+			.peer_pid = s->cred.pid,
+		};
+
+		authz_decision_clear(&dec);
+		r = d->ops->decide(d->backend, &ar, &dec);
+		if (r < 0 || dec.verdict != AUTHZ_ALLOW) {
+			if (r < 0 && dec.reason[0] == '\0')
+				(void)snprintf(dec.reason, sizeof(dec.reason),
+					       "the authorization backend failed");
+			dec.verdict = AUTHZ_DENY;
+			(void)snprintf(msg, sizeof(msg), "%s", dec.reason[0] ? dec.reason : "denied by policy");
+			refuse(s, WIRE_ERROR_POLICY_DENIED, &dec, msg);
+			authz_decision_clear(&dec);
+			return;
+		}
+	}
+
+	/* 9. The decision is durable before anything runs. */
+	r = audit_decision(s, true, NULL, &dec);
+	if (r < 0) {
+		dispatch_reply_error(s->conn, WIRE_ERROR_INTERNAL,
+				     "the host could not write its audit log; nothing was run");
+		authz_decision_clear(&dec);
+		return;
+	}
+
+	/* 10. Run, wait, audit the end, reply. */
+	run_command(s, &dec);
+	authz_decision_clear(&dec);
+}
+
+void *dispatch_connection(void *arg)
+{
+	struct execd_conn *c = arg;
+	struct execd *d = c->d;
+	struct req_state *s = calloc(1, sizeof(*s));
+	bool allocated = s != NULL;
+
+	if (!s) {
+		dispatch_reply_error(c->fd, WIRE_ERROR_INTERNAL, "out of memory");
+		goto out;
+	}
+	s->d = d;
+	s->conn = c->fd;
+	s->active_counted = true; /* counted by the accept loop */
+	s->cwd_fd = -1;
+	(void)clock_gettime(CLOCK_MONOTONIC, &s->t0);
+	(void)snprintf(s->id, sizeof(s->id), "%s-%lu", d->launch_id,
+		       (unsigned long)atomic_fetch_add(&d->next_seq, 1) + 1);
+	handle(s);
+	for (size_t i = 0; i < s->n_fds; i++)
+		safe_close(s->fds[i]);
+	safe_close(s->cwd_fd);
+	release_limits(s);
+	free(s->destination);
+	free(s->argv);
+	wire_request_done(&s->req);
+	free(s);
+out:
+	safe_close(c->fd);
+	free(c);
+	pthread_mutex_lock(&d->lock);
+	if (!allocated)
+		d->active--;
+	if (--d->threads == 0)
+		pthread_cond_broadcast(&d->idle);
+	pthread_mutex_unlock(&d->lock);
+	return NULL;
+}

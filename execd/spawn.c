@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/* Process creation for sandbox-execd. fork() from the request's worker
+ * thread, then in the child only async-signal-safe calls (the daemon is
+ * multi-threaded): PR_SET_PDEATHSIG so the command dies if the worker (or
+ * the whole daemon, even by SIGKILL) goes away, a new session (the command
+ * and its descendants form one process group we can kill), default signal
+ * dispositions and an empty mask, fchdir into the verified cwd, the client's
+ * stdio on 0-2, every other descriptor closed on exec, execve of the
+ * absolute path. An execve failure comes back through a CLOEXEC pipe. Never
+ * a shell. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "execd.h"
+#include "log.h"
+#include "macros.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+static int pidfd_open_(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+/* The child between fork() and execve(): async-signal-safe calls only.
+ * Reports errno through errfd and exits 127 on failure. */
+static _noreturn_ void child(const struct spawn_params *p, pid_t parent, int errfd)
+{
+	struct sigaction sa = { .sa_handler = SIG_DFL };
+	sigset_t none;
+	int e;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		goto fail;
+	/* The worker may have died between fork() and prctl(). */
+	if (getppid() != parent)
+		_exit(127);
+	if (setsid() < 0)
+		goto fail;
+	for (int sig = 1; sig < NSIG; sig++)
+		(void)sigaction(sig, &sa, NULL); /* EINVAL for SIGKILL/SIGSTOP/reserved: fine */
+	(void)sigemptyset(&none);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+		goto fail;
+	if (fchdir(p->cwd_fd) < 0)
+		goto fail;
+	/* Received fds are >= 3 (main() keeps 0-2 open), so no dup2 clobbers
+	 * a source still needed. dup2 clears FD_CLOEXEC on the copies. */
+	for (int i = 0; i < 3; i++)
+		if (dup2(p->fds[i], i) < 0)
+			goto fail;
+	/* Everything else closes on exec (errfd too, which tells the parent
+	 * that execve succeeded). */
+	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		goto fail;
+	execve(p->path, p->argv, p->envp);
+fail:
+	e = errno;
+	(void)!write(errfd, &e, sizeof(e));
+	_exit(127);
+}
+
+int spawn_start(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd)
+{
+	_cleanup_close_ int rd = -1, wr = -1;
+	pid_t parent = getpid(), pid;
+	int pfd[2], e = 0, pidfd;
+	ssize_t n;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -errno;
+	rd = pfd[0];
+	wr = pfd[1];
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		child(p, parent, wr);
+	wr = safe_close(wr);
+	do
+		n = read(rd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	if (n != 0) {
+		/* execve (or a step before it) failed: reap and report. */
+		(void)waitpid(pid, NULL, 0);
+		return n == (ssize_t)sizeof(e) && e > 0 ? -e : -EIO;
+	}
+	pidfd = pidfd_open_(pid);
+	if (pidfd < 0) {
+		int r = -errno;
+
+		spawn_kill_group(pid);
+		(void)waitpid(pid, NULL, 0);
+		return r;
+	}
+	*ret_pid = pid;
+	*ret_pidfd = pidfd;
+	return 0;
+}
+
+void spawn_kill_group(pid_t pid)
+{
+	/* The command is a session and process-group leader (SETSID), so -pid
+	 * reaches it and every descendant that did not leave the group. Called
+	 * only while the leader is alive or still a zombie, so the group id
+	 * cannot have been recycled. ESRCH (group already empty) is fine. */
+	if (pid > 1)
+		(void)kill(-pid, SIGKILL);
+}
+
+int spawn_reap(pid_t pid, int pidfd, int *ret_code, bool *ret_signaled)
+{
+	siginfo_t si;
+
+	/* Leftovers of the command (background children) go with it: a
+	 * request's processes do not outlive the request. The leader is
+	 * a zombie at most here, so its group id is still reserved. */
+	spawn_kill_group(pid);
+	memset(&si, 0, sizeof(si));
+	for (;;) {
+		if (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED) == 0)
+			break;
+		if (errno != EINTR)
+			return -errno;
+	}
+	*ret_signaled = si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED;
+	*ret_code = si.si_status;
+	return 0;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int spawn_capture(const struct spawn_params *p, unsigned timeout_ms, char *out, size_t max,
+		  size_t *ret_len)
+{
+	_cleanup_close_ int null_fd = -1, rd = -1, wr = -1, pidfd = -1;
+	struct spawn_params q = *p;
+	long long deadline = now_ms() + timeout_ms;
+	size_t len = 0;
+	int pipefd[2], code = 0, r;
+	bool signaled = false, eof = false;
+	pid_t pid;
+
+	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null_fd < 0)
+		return -errno;
+	if (pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -errno;
+	rd = pipefd[0];
+	wr = pipefd[1];
+	q.fds[0] = null_fd;
+	q.fds[1] = wr;
+	q.fds[2] = null_fd;
+	r = spawn_start(&q, &pid, &pidfd);
+	if (r < 0)
+		return r;
+	wr = safe_close(wr);
+	while (!eof) {
+		struct pollfd pfd = { .fd = rd, .events = POLLIN };
+		long long left = deadline - now_ms();
+		ssize_t n;
+
+		if (left <= 0) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		if (poll(&pfd, 1, (int)left) < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			break;
+		}
+		if (len + 1 >= max) {
+			r = -EMSGSIZE;
+			break;
+		}
+		n = read(rd, out + len, max - 1 - len);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			r = -errno;
+			break;
+		}
+		if (n == 0)
+			eof = true;
+		len += (size_t)n;
+	}
+	/* EOF alone does not mean exit; a stuck helper is killed below either
+	 * way once its output is complete or the deadline passed. */
+	if (r >= 0) {
+		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+		long long left = deadline - now_ms();
+
+		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
+			r = -ETIMEDOUT;
+	}
+	if (spawn_reap(pid, pidfd, &code, &signaled) < 0 && r >= 0)
+		r = -ECHILD;
+	out[len] = '\0';
+	if (ret_len)
+		*ret_len = len;
+	if (r < 0)
+		return r;
+	return signaled ? -EINTR : code;
+}

@@ -1,0 +1,558 @@
+/* SPDX-License-Identifier: MIT */
+/* Audit record encoding, chaining and verification (contract in
+ * auditrec.h). json-c does the JSON: it escapes control characters (< 0x20)
+ * as \uXXXX, and every string reaching it was validated as UTF-8 by the wire
+ * decoder (checked again here), so each record is one valid line. */
+#include "auditrec.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "macros.h"
+#include "wire.h"
+
+#define AUDITREC_JSON_DEPTH 8
+#define AUDITREC_READ_CHUNK 65536
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put)
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_tokener *, json_tokener_free)
+
+void auditrec_chain_init(struct auditrec_chain *c)
+{
+	memcpy(c->prev, AUDITREC_GENESIS, sizeof(AUDITREC_GENESIS));
+	c->seq = 0;
+}
+
+static void hash_hex(const char *data, size_t len, char out[AUDITREC_HASH_HEX])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+
+	/* SHA-256 over memory only fails on allocation failure inside
+	 * OpenSSL; a wrong chain must never be written, so abort. */
+	if (!EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) || n != 32)
+		abort();
+	for (size_t i = 0; i < 32; i++) {
+		out[2 * i] = hex[md[i] >> 4];
+		out[2 * i + 1] = hex[md[i] & 0xf];
+	}
+	out[64] = '\0';
+}
+
+void auditrec_chain_advance(struct auditrec_chain *c, const char *line, size_t len)
+{
+	if (len > 0 && line[len - 1] == '\n')
+		len--;
+	hash_hex(line, len, c->prev);
+	c->seq++;
+}
+
+/* Parses exactly one JSON object spanning [line, line+len). */
+static json_object *parse_line(const char *line, size_t len)
+{
+	_cleanup_(json_tokener_freep) struct json_tokener *tok = NULL;
+	json_object *o;
+
+	if (len == 0 || len > AUDITREC_MAX_LINE || memchr(line, '\0', len))
+		return NULL;
+	tok = json_tokener_new_ex(AUDITREC_JSON_DEPTH);
+	if (!tok)
+		return NULL;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	o = json_tokener_parse_ex(tok, line, (int)len);
+	if (!o || json_tokener_get_error(tok) != json_tokener_success ||
+	    json_tokener_get_parse_end(tok) != len || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+static bool get_seq(json_object *o, uint64_t *ret)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, "seq", &v) || !json_object_is_type(v, json_type_int))
+		return false;
+	errno = 0;
+	*ret = json_object_get_uint64(v);
+	return errno == 0 && *ret > 0;
+}
+
+int auditrec_chain_resume(struct auditrec_chain *c, const char *line, size_t len)
+{
+	_cleanup_(json_object_putp) json_object *o = NULL;
+	uint64_t seq;
+
+	if (len > 0 && line[len - 1] == '\n')
+		len--;
+	o = parse_line(line, len);
+	if (!o || !get_seq(o, &seq))
+		return -EBADMSG;
+	hash_hex(line, len, c->prev);
+	c->seq = seq;
+	return 0;
+}
+
+/* Adds key: string (or null). Refuses strings that are not UTF-8: the wire
+ * decoder already did, this keeps the log valid if a caller forgets. */
+static int add_str(json_object *o, const char *key, const char *s)
+{
+	json_object *v = NULL;
+
+	if (s) {
+		size_t n = strlen(s);
+
+		if (n > INT32_MAX || !wire_utf8_valid(s, n))
+			return -EINVAL;
+		v = json_object_new_string_len(s, (int)n);
+		if (!v)
+			return -ENOMEM;
+	}
+	if (json_object_object_add(o, key, v) < 0) {
+		json_object_put(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int add_obj(json_object *o, const char *key, json_object *v)
+{
+	if (!v)
+		return -ENOMEM;
+	if (json_object_object_add(o, key, v) < 0) {
+		json_object_put(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int format_time(const struct timespec *ts, char *buf, size_t len)
+{
+	struct tm tm;
+
+	if (!gmtime_r(&ts->tv_sec, &tm))
+		return -EINVAL;
+	if (snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
+		     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		     ts->tv_nsec / 1000000) >= (int)len)
+		return -EINVAL;
+	return 0;
+}
+
+/* Starts a record: seq, prev, ts, type, in that order. */
+static int record_begin(const struct auditrec_chain *c, const struct timespec *ts,
+			const char *type, json_object **ret)
+{
+	_cleanup_(json_object_putp) json_object *o = json_object_new_object();
+	char t[64];
+	int r;
+
+	if (!o)
+		return -ENOMEM;
+	r = format_time(ts, t, sizeof(t));
+	if (r < 0)
+		return r;
+	r = add_obj(o, "seq", json_object_new_uint64(c->seq + 1));
+	if (r >= 0)
+		r = add_str(o, "prev", c->prev);
+	if (r >= 0)
+		r = add_str(o, "ts", t);
+	if (r >= 0)
+		r = add_str(o, "type", type);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(o);
+	return 0;
+}
+
+static int record_finish(json_object *o, char **ret_line, size_t *ret_len)
+{
+	size_t n = 0;
+	const char *s;
+	char *line;
+
+	s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+					      &n);
+	if (!s)
+		return -ENOMEM;
+	/* json-c never emits a raw newline inside a value; check anyway, a
+	 * record spanning two lines would break every later verification. */
+	if (memchr(s, '\n', n) || n + 1 > AUDITREC_MAX_LINE)
+		return -EINVAL;
+	line = malloc(n + 2);
+	if (!line)
+		return -ENOMEM;
+	memcpy(line, s, n);
+	line[n] = '\n';
+	line[n + 1] = '\0';
+	*ret_line = line;
+	*ret_len = n + 1;
+	return 0;
+}
+
+int auditrec_format_decision(const struct auditrec_chain *c, const struct auditrec_decision *d,
+			     char **ret_line, size_t *ret_len)
+{
+	_cleanup_(json_object_putp) json_object *o = NULL;
+	json_object *peer, *argv;
+	int r;
+
+	r = record_begin(c, &d->ts, "decision", &o);
+	if (r < 0)
+		return r;
+	r = add_str(o, "id", d->id);
+	if (r < 0)
+		return r;
+	peer = json_object_new_object();
+	r = add_obj(o, "peer", peer);
+	if (r < 0)
+		return r;
+	r = add_obj(peer, "uid", json_object_new_int64((int64_t)d->peer_uid));
+	if (r >= 0)
+		r = add_obj(peer, "gid", json_object_new_int64((int64_t)d->peer_gid));
+	if (r >= 0)
+		r = add_obj(peer, "pid", json_object_new_int64((int64_t)d->peer_pid));
+	if (r >= 0)
+		r = add_str(o, "tool", d->tool);
+	if (r < 0)
+		return r;
+	if (d->argv) {
+		argv = json_object_new_array_ext((int)d->argc);
+		r = add_obj(o, "argv", argv);
+		for (size_t i = 0; r >= 0 && i < d->argc; i++) {
+			size_t n = strlen(d->argv[i]);
+
+			if (n > INT32_MAX || !wire_utf8_valid(d->argv[i], n))
+				return -EINVAL;
+			r = json_object_array_add(argv, json_object_new_string_len(d->argv[i], (int)n)) < 0
+				    ? -ENOMEM
+				    : 0;
+		}
+	} else
+		r = add_obj(o, "argv", json_object_new_array());
+	if (r >= 0)
+		r = add_str(o, "cwd", d->container_cwd);
+	if (r >= 0)
+		r = add_str(o, "host_cwd", d->host_cwd);
+	if (r >= 0)
+		r = add_str(o, "destination", d->destination);
+	if (r >= 0)
+		r = add_str(o, "reason", d->reason);
+	if (r >= 0)
+		r = add_str(o, "repo", d->repo);
+	if (r >= 0)
+		r = add_str(o, "branch", d->branch);
+	if (r >= 0)
+		r = add_str(o, "verdict", d->allow ? "allow" : "deny");
+	if (r >= 0)
+		r = add_str(o, "error", d->error);
+	if (r >= 0)
+		r = add_str(o, "decision_reason", d->decision_reason);
+	if (r >= 0)
+		r = add_str(o, "rule", d->rule);
+	if (r >= 0)
+		r = add_str(o, "backend", d->backend);
+	if (r < 0)
+		return r;
+	return record_finish(o, ret_line, ret_len);
+}
+
+int auditrec_format_end(const struct auditrec_chain *c, const struct auditrec_end *e,
+			char **ret_line, size_t *ret_len)
+{
+	_cleanup_(json_object_putp) json_object *o = NULL;
+	int r;
+
+	r = record_begin(c, &e->ts, "end", &o);
+	if (r >= 0)
+		r = add_str(o, "id", e->id);
+	if (r >= 0)
+		r = add_str(o, "outcome", e->outcome);
+	if (r >= 0)
+		r = add_obj(o, "code", json_object_new_int(e->code));
+	if (r >= 0)
+		r = add_obj(o, "duration_ms", json_object_new_uint64(e->duration_ms));
+	if (r < 0)
+		return r;
+	return record_finish(o, ret_line, ret_len);
+}
+
+int auditrec_format_recovery(const struct auditrec_chain *c, const struct auditrec_recovery *rec,
+			     char **ret_line, size_t *ret_len)
+{
+	_cleanup_(json_object_putp) json_object *o = NULL;
+	int r;
+
+	r = record_begin(c, &rec->ts, "recovered", &o);
+	if (r >= 0)
+		r = add_obj(o, "torn_bytes", json_object_new_uint64(rec->torn_bytes));
+	if (r < 0)
+		return r;
+	return record_finish(o, ret_line, ret_len);
+}
+
+/* Verifies one complete line (no newline) against the chain and advances
+ * it. Returns false with a static message in *why. */
+static bool verify_line(struct auditrec_chain *c, const char *line, size_t len, const char **why)
+{
+	_cleanup_(json_object_putp) json_object *o = NULL;
+	json_object *v;
+	const char *type;
+	uint64_t seq;
+
+	o = parse_line(line, len);
+	if (!o) {
+		*why = "not a single JSON object";
+		return false;
+	}
+	if (!get_seq(o, &seq)) {
+		*why = "missing or invalid seq";
+		return false;
+	}
+	if (!json_object_object_get_ex(o, "prev", &v) || !json_object_is_type(v, json_type_string)) {
+		*why = "missing prev";
+		return false;
+	}
+	if (strcmp(json_object_get_string(v), c->prev) != 0) {
+		*why = "prev does not match the hash of the previous line (edited, deleted, inserted or "
+		       "reordered)";
+		return false;
+	}
+	if (seq != c->seq + 1) {
+		*why = "seq is not one more than the previous line's";
+		return false;
+	}
+	if (!json_object_object_get_ex(o, "type", &v) || !json_object_is_type(v, json_type_string)) {
+		*why = "missing type";
+		return false;
+	}
+	type = json_object_get_string(v);
+	if (strcmp(type, "decision") != 0 && strcmp(type, "end") != 0 &&
+	    strcmp(type, "recovered") != 0) {
+		*why = "unknown record type";
+		return false;
+	}
+	auditrec_chain_advance(c, line, len);
+	return true;
+}
+
+int auditrec_verify_fd(int fd, struct auditrec_verify_result *ret)
+{
+	struct auditrec_verify_result res = { 0 };
+	struct auditrec_chain c;
+	_cleanup_free_ char *buf = NULL;
+	size_t have = 0, cap = AUDITREC_READ_CHUNK;
+
+	auditrec_chain_init(&c);
+	buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n;
+		size_t start = 0;
+		char *nl;
+
+		if (have == cap) {
+			char *nb;
+
+			if (cap >= AUDITREC_MAX_LINE + (size_t)AUDITREC_READ_CHUNK) {
+				res.bad_line = res.n_lines + 1;
+				(void)snprintf(res.error, sizeof(res.error), "line longer than %u bytes",
+					       AUDITREC_MAX_LINE);
+				*ret = res;
+				return -EBADMSG;
+			}
+			nb = realloc(buf, cap * 2);
+			if (!nb)
+				return -ENOMEM;
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + have, cap - have);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		have += (size_t)n;
+		while ((nl = memchr(buf + start, '\n', have - start))) {
+			size_t len = (size_t)(nl - (buf + start));
+			const char *why = NULL;
+
+			if (!verify_line(&c, buf + start, len, &why)) {
+				res.bad_line = res.n_lines + 1;
+				(void)snprintf(res.error, sizeof(res.error), "%s", why);
+				*ret = res;
+				return -EBADMSG;
+			}
+			res.n_lines++;
+			start += len + 1;
+		}
+		memmove(buf, buf + start, have - start);
+		have -= start;
+	}
+	res.torn_bytes = have;
+	*ret = res;
+	return 0;
+}
+
+/* Appends s to the growing buffer, escaping C0, DEL, C1 and backslash. */
+struct hbuf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static void hb_putn(struct hbuf *h, const char *s, size_t n)
+{
+	if (h->oom)
+		return;
+	if (h->cap - h->len < n + 1) {
+		size_t cap = (h->cap + n + 1) * 2;
+		char *np = realloc(h->p, cap);
+
+		if (!np) {
+			h->oom = true;
+			return;
+		}
+		h->p = np;
+		h->cap = cap;
+	}
+	memcpy(h->p + h->len, s, n);
+	h->len += n;
+	h->p[h->len] = '\0';
+}
+
+static void hb_puts(struct hbuf *h, const char *s)
+{
+	hb_putn(h, s, strlen(s));
+}
+
+static void hb_escaped(struct hbuf *h, const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	for (size_t i = 0; u[i]; i++) {
+		char e[8];
+
+		if (u[i] < 0x20 || u[i] == 0x7f || u[i] == '\\') {
+			(void)snprintf(e, sizeof(e), u[i] == '\\' ? "\\\\" : "\\x%02x", u[i]);
+			hb_puts(h, e);
+		} else if (u[i] == 0xc2 && u[i + 1] >= 0x80 && u[i + 1] <= 0x9f) {
+			/* C1 controls (U+0080..U+009F): some terminals obey them. */
+			(void)snprintf(e, sizeof(e), "\\u%04x", u[i + 1]);
+			hb_puts(h, e);
+			i++;
+		} else
+			hb_putn(h, s + i, 1);
+	}
+}
+
+static const char *get_s(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static void hb_field(struct hbuf *h, json_object *o, const char *label, const char *key)
+{
+	const char *s = get_s(o, key);
+
+	if (!s)
+		return;
+	hb_puts(h, " ");
+	hb_puts(h, label);
+	hb_puts(h, "='");
+	hb_escaped(h, s);
+	hb_puts(h, "'");
+}
+
+int auditrec_format_human(const char *line, size_t len, char **ret)
+{
+	_cleanup_(json_object_putp) json_object *o = NULL;
+	struct hbuf h = { 0 };
+	json_object *v;
+	const char *type;
+	char num[96];
+	uint64_t seq;
+
+	if (len > 0 && line[len - 1] == '\n')
+		len--;
+	o = parse_line(line, len);
+	if (!o || !get_seq(o, &seq) || !(type = get_s(o, "type")))
+		return -EBADMSG;
+	(void)snprintf(num, sizeof(num), "#%" PRIu64 " ", seq);
+	hb_puts(&h, num);
+	hb_escaped(&h, get_s(o, "ts") ? get_s(o, "ts") : "?");
+	hb_puts(&h, " ");
+	if (strcmp(type, "decision") == 0) {
+		const char *verdict = get_s(o, "verdict");
+
+		hb_puts(&h, verdict && strcmp(verdict, "allow") == 0 ? "ALLOW " : "DENY  ");
+		hb_escaped(&h, get_s(o, "id") ? get_s(o, "id") : "?");
+		if (json_object_object_get_ex(o, "peer", &v) && json_object_is_type(v, json_type_object)) {
+			json_object *uid = NULL, *pid = NULL;
+
+			(void)json_object_object_get_ex(v, "uid", &uid);
+			(void)json_object_object_get_ex(v, "pid", &pid);
+			(void)snprintf(num, sizeof(num), " uid=%" PRId64 " pid=%" PRId64,
+				       json_object_get_int64(uid), json_object_get_int64(pid));
+			hb_puts(&h, num);
+		}
+		hb_puts(&h, " $");
+		if (json_object_object_get_ex(o, "argv", &v) && json_object_is_type(v, json_type_array))
+			for (size_t i = 0; i < json_object_array_length(v); i++) {
+				json_object *a = json_object_array_get_idx(v, i);
+
+				hb_puts(&h, " '");
+				hb_escaped(&h, json_object_is_type(a, json_type_string)
+						       ? json_object_get_string(a)
+						       : "?");
+				hb_puts(&h, "'");
+			}
+		hb_field(&h, o, "error", "error");
+		hb_field(&h, o, "cwd", "cwd");
+		hb_field(&h, o, "dest", "destination");
+		hb_field(&h, o, "rule", "rule");
+		hb_field(&h, o, "why", "decision_reason");
+		hb_field(&h, o, "reason", "reason");
+	} else if (strcmp(type, "end") == 0) {
+		json_object *code = NULL, *dur = NULL;
+
+		hb_puts(&h, "END   ");
+		hb_escaped(&h, get_s(o, "id") ? get_s(o, "id") : "?");
+		hb_field(&h, o, "outcome", "outcome");
+		(void)json_object_object_get_ex(o, "code", &code);
+		(void)json_object_object_get_ex(o, "duration_ms", &dur);
+		(void)snprintf(num, sizeof(num), " code=%d duration=%" PRIu64 "ms",
+			       json_object_get_int(code), json_object_get_uint64(dur));
+		hb_puts(&h, num);
+	} else {
+		hb_puts(&h, "NOTE  ");
+		hb_escaped(&h, type);
+		if (json_object_object_get_ex(o, "torn_bytes", &v)) {
+			(void)snprintf(num, sizeof(num), " torn_bytes=%" PRIu64 " (crash artifact removed)",
+				       json_object_get_uint64(v));
+			hb_puts(&h, num);
+		}
+	}
+	if (h.oom) {
+		free(h.p);
+		return -ENOMEM;
+	}
+	*ret = h.p;
+	return 0;
+}

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/* git argument reading and URL rewriting for destinations (gitdest.h). */
+#include "gitdest.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool in_list(const char *a, const char *const *list)
+{
+	for (; *list; list++)
+		if (strcmp(a, *list) == 0)
+			return true;
+	return false;
+}
+
+/* Options of git push/fetch/pull/clone/ls-remote that take their value as
+ * the next argument (parse-options OPT_STRING and friends), so that value is
+ * not mistaken for the repository. Should one be missing here, the daemon
+ * looks up a remote git does not use; a policy constraining destinations
+ * then judges the wrong string, so keep these complete for git 2.39. */
+static const char *const opts_push[] = { "--repo", "--receive-pack", "--exec", "-o",
+					 "--push-option", NULL };
+static const char *const opts_fetch[] = {
+	"--depth", "--deepen", "--shallow-since", "--shallow-exclude", "--upload-pack", "-j",
+	"--jobs", "--refmap", "-o", "--server-option", "--negotiation-tip", "--filter",
+	"--recurse-submodules-default", "--submodule-prefix", "-s", "--strategy", "-X",
+	"--strategy-option", "--cleanup", "--gpg-sign", NULL,
+};
+static const char *const opts_clone[] = {
+	"-o", "--origin", "-b", "--branch", "-u", "--upload-pack", "--reference",
+	"--reference-if-able", "--separate-git-dir", "--depth", "--shallow-since",
+	"--shallow-exclude", "-c", "--config", "--server-option", "-j", "--jobs", "--template",
+	"--filter", "--bundle-uri", NULL,
+};
+static const char *const opts_ls_remote[] = { "--upload-pack", "-o", "--server-option", "--sort",
+					      NULL };
+
+/* The first operand (after `--`, anything is an operand); --repo=X or
+ * --repo X in *ret_repo_opt. */
+static const char *first_operand(const char *const *args, size_t n, const char *const *opts,
+				 const char **ret_repo_opt)
+{
+	bool dashdash = false;
+
+	*ret_repo_opt = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const char *a = args[i];
+
+		if (dashdash || a[0] != '-' || strcmp(a, "-") == 0)
+			return a;
+		if (strcmp(a, "--") == 0) {
+			dashdash = true;
+			continue;
+		}
+		if (strncmp(a, "--repo=", 7) == 0) {
+			*ret_repo_opt = a + 7;
+			continue;
+		}
+		if (a[1] == '-') {
+			if (!strchr(a, '=') && in_list(a, opts)) {
+				if (strcmp(a, "--repo") == 0 && i + 1 < n)
+					*ret_repo_opt = args[i + 1];
+				i++;
+			}
+			continue;
+		}
+		/* A short-option cluster: the first value-taking letter takes
+		 * the rest of the cluster, or the next argument. */
+		for (size_t k = 1; a[k]; k++) {
+			char o[3] = { '-', a[k], '\0' };
+
+			if (in_list(o, opts)) {
+				if (a[k + 1] == '\0')
+					i++;
+				break;
+			}
+		}
+	}
+	return NULL;
+}
+
+void gitdest_find(const char *const *args, size_t n, enum gitdest_kind *ret_kind,
+		  const char **ret_repo)
+{
+	const char *const *opts;
+	const char *repo, *repo_opt;
+	enum gitdest_kind kind;
+
+	*ret_kind = GITDEST_NONE;
+	*ret_repo = NULL;
+	if (n < 1)
+		return;
+	if (strcmp(args[0], "push") == 0) {
+		kind = GITDEST_PUSH;
+		opts = opts_push;
+	} else if (strcmp(args[0], "fetch") == 0 || strcmp(args[0], "pull") == 0) {
+		kind = GITDEST_FETCH;
+		opts = opts_fetch;
+	} else if (strcmp(args[0], "ls-remote") == 0) {
+		kind = GITDEST_FETCH;
+		opts = opts_ls_remote;
+	} else if (strcmp(args[0], "clone") == 0) {
+		kind = GITDEST_CLONE;
+		opts = opts_clone;
+	} else
+		return;
+	repo = first_operand(args + 1, n - 1, opts, &repo_opt);
+	/* git push: "--repo ... is equivalent to the <repository> argument. If
+	 * both are specified, the command-line argument takes precedence." */
+	if (!repo && kind == GITDEST_PUSH)
+		repo = repo_opt;
+	*ret_kind = kind;
+	if (repo && repo[0] != '-' && repo[0] != '\0')
+		*ret_repo = repo;
+}
+
+int gitdest_rewrite_url(const char *url, const char *rules, size_t rules_len, int push,
+			char **ret)
+{
+	const char *best_base[2] = { NULL, NULL }, *p = rules, *end = rules + rules_len;
+	size_t best_len[2] = { 0, 0 }, base_len[2] = { 0, 0 };
+	char *out;
+
+	if (strlen(url) >= GITDEST_MAX_URL)
+		return -ENAMETOOLONG;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *value, *nul, *var;
+		size_t vlen;
+		int kind;
+
+		if (!nl || (size_t)(nl - p) < 5 || strncmp(p, "url.", 4) != 0)
+			return -EBADMSG;
+		value = nl + 1;
+		nul = memchr(value, '\0', (size_t)(end - value));
+		if (!nul)
+			return -EBADMSG;
+		vlen = (size_t)(nul - value);
+		/* The variable is the part after the last '.' of the key. */
+		var = NULL;
+		for (const char *q = nl - 1; q >= p + 4; q--)
+			if (*q == '.') {
+				var = q;
+				break;
+			}
+		if (!var || var == p + 4)
+			return -EBADMSG;
+		if ((size_t)(nl - var) == strlen(".pushinsteadof") &&
+		    strncmp(var, ".pushinsteadof", (size_t)(nl - var)) == 0)
+			kind = 0;
+		else if ((size_t)(nl - var) == strlen(".insteadof") &&
+			 strncmp(var, ".insteadof", (size_t)(nl - var)) == 0)
+			kind = 1;
+		else
+			return -EBADMSG;
+		if ((kind == 1 || push) && vlen > best_len[kind] && strncmp(url, value, vlen) == 0) {
+			best_len[kind] = vlen;
+			best_base[kind] = p + 4;
+			base_len[kind] = (size_t)(var - (p + 4));
+		}
+		p = nul + 1;
+	}
+	for (int k = 0; k < 2; k++)
+		if (best_base[k]) {
+			size_t n = base_len[k] + strlen(url + best_len[k]);
+
+			if (n >= GITDEST_MAX_URL)
+				return -ENAMETOOLONG;
+			out = malloc(n + 1);
+			if (!out)
+				return -ENOMEM;
+			memcpy(out, best_base[k], base_len[k]);
+			memcpy(out + base_len[k], url + best_len[k], strlen(url + best_len[k]) + 1);
+			*ret = out;
+			return 0;
+		}
+	out = strdup(url);
+	if (!out)
+		return -ENOMEM;
+	*ret = out;
+	return 0;
+}

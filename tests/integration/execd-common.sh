@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Shared set-up for the sandbox-execd integration tests (sourced, not run).
+# The daemon and its clients run as an unprivileged user (nobody, as "the
+# user" whose credentials the daemon would hold) from a private temp dir; the
+# whole test runs in fresh pid and mount namespaces so nothing outlives it.
+#   execd_reexec_in_ns "$@"   # first line after tap_require_root
+#   execd_setup               # temp dir, wrapper links, as_user
+#   execd_conf [extra lines]  # writes $T/execd.conf (allow_all by default)
+#   execd_start / execd_stop / execd_kill9
+# shellcheck disable=SC2034
+: "${BUILD_DIR:?BUILD_DIR must point at the build directory}"
+: "${SOURCE_DIR:?SOURCE_DIR must point at the source directory}"
+
+EXECD=$BUILD_DIR/execd/sandbox-execd
+WRAPPER=$BUILD_DIR/wrappers/sandbox-exec
+RAWCLIENT=$SOURCE_DIR/tests/support/execd-rawclient.py
+EXECD_USER=nobody
+EXECD_PID=
+RUN_AS=(setpriv --reuid="$(id -u "$EXECD_USER")" --regid="$(id -g "$EXECD_USER")" --clear-groups)
+
+execd_reexec_in_ns() {
+	if [ -z "${EXECD_IN_NS:-}" ]; then
+		exec unshare --pid --fork --mount --mount-proc env EXECD_IN_NS=1 "$0" "$@"
+	fi
+}
+
+execd_cleanup() {
+	if [ -n "$EXECD_PID" ]; then kill -9 "$EXECD_PID" 2>/dev/null || true; fi
+	rm -rf "$T"
+}
+
+execd_setup() {
+	T=$(mktemp -d /tmp/cs-execd-$$-XXXXXX)
+	chmod 755 "$T"
+	trap execd_cleanup EXIT
+	mkdir -p "$T/ws/sub" "$T/run" "$T/state" "$T/bin" "$T/home" "$T/outside"
+	chmod 700 "$T/run"
+	chown -R "$EXECD_USER:" "$T/ws" "$T/run" "$T/state" "$T/home" "$T/outside"
+	for t in echo sh true sleep git cat nope; do ln -s "$WRAPPER" "$T/bin/$t"; done
+	SOCK=$T/run/execd.sock
+	TOKEN=$T/run/token
+	AUDIT=$T/state/audit.jsonl
+}
+
+execd_conf() { # execd_conf [LINE...]: defaults for backend and timeout unless given
+	{
+		printf '%s\n' "audit_log = $AUDIT" "socket = $SOCK" \
+			"tool echo = /bin/echo" "tool sh = /bin/sh" "tool true = /bin/true" \
+			"tool sleep = /bin/sleep" "tool git = /usr/bin/git" "tool cat = /bin/cat" \
+			"map $T/ws = $T/ws"
+		printf '%s\n' "$@"
+		case " $* " in *"backend ="*) ;; *) echo "backend = allow_all" ;; esac
+		case " $* " in *"command_timeout_ms ="*) ;; *) echo "command_timeout_ms = 20000" ;; esac
+	} >"$T/execd.conf"
+}
+
+# Runs a command as the daemon's user, with the client environment set.
+as_user() {
+	"${RUN_AS[@]}" env -i PATH="$T/bin:/usr/bin:/bin" HOME="$T/home" \
+		SANDBOX_EXECD_SOCKET="$SOCK" SANDBOX_EXECD_TOKEN="$TOKEN" "$@"
+}
+
+execd_start() { # execd_start [extra daemon args]
+	rm -f "$SOCK" # a stale one (SIGKILLed daemon) would make the wait below pass early
+	"${RUN_AS[@]}" env -i PATH=/usr/bin:/bin HOME="$T/home" CODE_SANDBOX_LOG=info \
+		"$EXECD" --config "$T/execd.conf" "$@" 2>>"$T/daemon.log" &
+	EXECD_PID=$!
+	wait_until 10 test -S "$SOCK"
+}
+
+execd_stop() {
+	[ -n "$EXECD_PID" ] || return 0
+	kill "$EXECD_PID" 2>/dev/null || true
+	wait "$EXECD_PID" 2>/dev/null || true
+	EXECD_PID=
+}
+
+execd_kill9() {
+	kill -9 "$EXECD_PID"
+	wait "$EXECD_PID" 2>/dev/null || true
+	EXECD_PID=
+}
+
+execd_rss_kb() { awk '/^VmHWM:/ {print $2}' "/proc/$EXECD_PID/status" 2>/dev/null || echo -1; }
+
+audit_count() { if [ -f "$AUDIT" ]; then wc -l <"$AUDIT"; else echo 0; fi; }
+
+audit_verify() { "$EXECD" --verify-audit "$AUDIT" >/dev/null; }
+
+raw() { # raw MODE [args]: the hand-made client, as the user
+	as_user python3 "$RAWCLIENT" "$SOCK" "$@"
+}
+
+token() { cat "$TOKEN"; }
+
+# tap.sh documents check() but may not define it: provide it if missing.
+if ! declare -F check >/dev/null; then
+	check() { # check NAME TEST-EXPRESSION...
+		local name=$1 st=1
+		shift
+		if test "$@"; then st=0; fi
+		tap_result "$st" "$name"
+	}
+fi

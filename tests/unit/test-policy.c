@@ -1,0 +1,610 @@
+/* SPDX-License-Identifier: MIT */
+/* Static policy: parsing (valid files, every error with line and column),
+ * URL normalisation, argument grammars and evaluation of the shipped
+ * execd/policy.example against the spellings an agent might try. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "policy.h"
+#include "macros.h"
+#include "tap.h"
+#include "toolgrammar.h"
+
+#define MAX_ARGV 32
+
+static struct policy *parse_ok(const char *text)
+{
+	struct policy *p = NULL;
+	struct policy_error e = { 0 };
+	int r = policy_parse(text, strlen(text), &p, &e);
+
+	if (r < 0)
+		printf("# parse failed: %d at %u:%u: %s\n", r, e.line, e.column,
+		       e.message ? e.message : "?");
+	return r < 0 ? NULL : p;
+}
+
+static struct policy *load_example(void)
+{
+	static char buf[POLICY_MAX_FILE];
+	FILE *f = fopen(SOURCE_ROOT "/execd/policy.example", "re");
+	size_t n;
+
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return parse_ok(buf);
+}
+
+/* Splits a command line on single spaces into argv (test inputs only). */
+static size_t split(char *cmd, const char **argv)
+{
+	size_t n = 0;
+
+	for (char *s = strtok(cmd, " "); s && n < MAX_ARGV - 1; s = strtok(NULL, " "))
+		argv[n++] = s;
+	argv[n] = NULL;
+	return n;
+}
+
+static enum authz_verdict decide(const struct policy *p, const char *cmdline, const char *dest,
+				 struct policy_verdict *v)
+{
+	char buf[1024];
+	const char *argv[MAX_ARGV];
+	struct authz_request req = { 0 };
+	size_t n;
+
+	(void)snprintf(buf, sizeof(buf), "%s", cmdline);
+	n = split(buf, argv);
+	req.request_id = "t";
+	req.tool = argv[0];
+	req.argv = argv;
+	req.argc = n;
+	req.host_cwd = "/home/u/src/proj";
+	req.container_cwd = "/workspace";
+	req.destination = dest;
+	if (policy_evaluate(p, &req, v) < 0)
+		return AUTHZ_VERDICT_MAX;
+	return v->verdict;
+}
+
+struct example_case {
+	const char *cmd;
+	const char *dest;
+	enum authz_verdict want;
+	const char *reason_part; /* substring of the reason, or NULL */
+};
+
+static const char *const ACME = "https://github.com/acme/widget.git";
+static const char *const EVIL = "https://github.com/evil/widget.git";
+
+static const struct example_case example_cases[] = {
+	/* git destinations */
+	{ "git fetch origin", "https://github.com/acme/widget.git", AUTHZ_ALLOW, "acme" },
+	{ "git push origin main", "git@github.com:acme/widget.git", AUTHZ_ALLOW, "acme" },
+	{ "git push origin main", "ssh://git@github.com/acme/widget", AUTHZ_ALLOW, "acme" },
+	{ "git push origin main", "ssh://git@GitHub.com:22/acme/widget.git/", AUTHZ_ALLOW, NULL },
+	{ "git push origin main", "https://github.com/evil/widget.git", AUTHZ_DENY, "default" },
+	{ "git push origin main", "https://github.com/acme/widget/../../evil/x", AUTHZ_DENY,
+	  "default" },
+	{ "git push origin main", "https://github.com/acme/sub/repo", AUTHZ_DENY, "default" },
+	{ "git push origin main", "https://github.com.evil.com/acme/x", AUTHZ_DENY, "default" },
+	{ "git push origin main", "/srv/git/acme/widget.git", AUTHZ_DENY, "default" },
+	{ "git push origin main", "ext::ssh github.com/acme/x", AUTHZ_DENY, "default" },
+	{ "git push origin main", NULL, AUTHZ_DENY, "default" },
+	{ "git fetch origin", "https://user:tok@github.com/acme/w", AUTHZ_ALLOW, NULL },
+	/* force pushes in every spelling */
+	{ "git push -f origin main", NULL, AUTHZ_DENY, "force" },
+	{ "git push -f origin main", "https://github.com/acme/widget.git", AUTHZ_DENY, "force" },
+	{ "git -C x push -f", "https://github.com/acme/widget.git", AUTHZ_DENY, "force" },
+	{ "git -C x push origin main", "https://github.com/acme/widget.git", AUTHZ_ALLOW, NULL },
+	{ "git --git-dir=.git --no-pager -P push -fu origin main", "https://github.com/acme/w",
+	  AUTHZ_DENY, "force" },
+	{ "git push -uf origin main", "https://github.com/acme/w", AUTHZ_DENY, "force" },
+	{ "git push -qvf origin main", "https://github.com/acme/w", AUTHZ_DENY, "force" },
+	{ "git push --force origin main", "https://github.com/acme/w", AUTHZ_DENY, "force" },
+	{ "git push --forc origin main", "https://github.com/acme/w", AUTHZ_DENY, "force" },
+	{ "git push origin main --force", "https://github.com/acme/w", AUTHZ_DENY, "force" },
+	{ "git push --force-with-lease origin main", "https://github.com/acme/w", AUTHZ_DENY,
+	  "force" },
+	{ "git push --force-with-lease=main:abc origin main", "https://github.com/acme/w",
+	  AUTHZ_DENY, "force" },
+	{ "git push --force-w origin main", "https://github.com/acme/w", AUTHZ_DENY, "force" },
+	{ "git push --mirror origin", "https://github.com/acme/w", AUTHZ_DENY, "force" },
+	{ "git push --delete origin main", "https://github.com/acme/w", AUTHZ_DENY, "deletion" },
+	{ "git push -d origin main", "https://github.com/acme/w", AUTHZ_DENY, "deletion" },
+	{ "git push --prune origin", "https://github.com/acme/w", AUTHZ_DENY, NULL },
+	{ "git push origin +main", "https://github.com/acme/w", AUTHZ_DENY, "refspec" },
+	{ "git push origin main +feature:feature", "https://github.com/acme/w", AUTHZ_DENY,
+	  "refspec" },
+	{ "git push origin :main", "https://github.com/acme/w", AUTHZ_DENY, "refspec" },
+	{ "git push origin -- +main", "https://github.com/acme/w", AUTHZ_DENY, "refspec" },
+	{ "git push -o ci.skip origin +main", "https://github.com/acme/w", AUTHZ_DENY,
+	  "refspec" },
+	{ "git push -oci.skip origin main", "https://github.com/acme/w", AUTHZ_ALLOW, NULL },
+	{ "git push --push-option ci.skip origin main", "https://github.com/acme/w", AUTHZ_ALLOW,
+	  NULL },
+	{ "git push origin main:feature", "https://github.com/acme/w", AUTHZ_ALLOW, NULL },
+	{ "git push --no-force origin main", "https://github.com/acme/w", AUTHZ_ALLOW, NULL },
+	{ "git push --receive-pack=/tmp/x origin main", "https://github.com/acme/w", AUTHZ_DENY,
+	  "refused" },
+	{ "git fetch --upload-pack=touch origin", "https://github.com/acme/w", AUTHZ_DENY,
+	  "refused" },
+	/* -c driven aliases and other configuration on the command line */
+	{ "git -c alias.p=push p origin main", "https://github.com/acme/w", AUTHZ_DENY,
+	  "refused" },
+	{ "git -calias.p=push p", NULL, AUTHZ_DENY, "refused" },
+	{ "git --config-env=alias.p=X p", NULL, AUTHZ_DENY, "refused" },
+	{ "git -c core.sshCommand=touch fetch origin", "https://github.com/acme/w", AUTHZ_DENY,
+	  "refused" },
+	{ "git --exec-path=/tmp fetch", "https://github.com/acme/w", AUTHZ_DENY, "refused" },
+	{ "git clone --template=/tmp/t https://github.com/acme/w", "https://github.com/acme/w",
+	  AUTHZ_DENY, "refused" },
+	{ "git p origin main", "https://github.com/acme/w", AUTHZ_DENY, "default" },
+	/* unknown global option before the subcommand */
+	{ "git --bogus push origin main", "https://github.com/acme/w", AUTHZ_DENY, "cannot tell" },
+	{ "git -C", NULL, AUTHZ_DENY, "understand" },
+	{ "git status", NULL, AUTHZ_ALLOW, NULL },
+	{ "git -C /home/u/.ssh log -p", NULL, AUTHZ_DENY, "workspace only" },
+	{ "git -C ../../other log", NULL, AUTHZ_DENY, "workspace only" },
+	{ "git --git-dir=/home/u/other/.git log", NULL, AUTHZ_DENY, "workspace only" },
+	{ "git -C /tmp push origin main", "https://github.com/acme/w", AUTHZ_DENY, "workspace" },
+	{ "git -C sub log -p", NULL, AUTHZ_ALLOW, NULL },
+	{ "git config core.sshCommand x", NULL, AUTHZ_DENY, "default" },
+	/* gh */
+	{ "gh pr create --title x --body y", NULL, AUTHZ_ALLOW, NULL },
+	{ "gh pr view 12", NULL, AUTHZ_ALLOW, NULL },
+	{ "gh pr create --title x --body-file /home/u/.ssh/id_ed25519", NULL, AUTHZ_DENY,
+	  "inline" },
+	{ "gh pr create -F notes.md", NULL, AUTHZ_DENY, "inline" },
+	{ "gh pr list --state open", NULL, AUTHZ_ALLOW, NULL },
+	{ "gh -R acme/w pr list", NULL, AUTHZ_ALLOW, NULL },
+	{ "gh pr -R acme/w list", NULL, AUTHZ_ALLOW, NULL },
+	{ "gh pr merge 12", NULL, AUTHZ_DENY, "default" },
+	{ "gh pr --title list create", NULL, AUTHZ_DENY, "cannot tell" },
+	{ "gh api repos/acme/w", NULL, AUTHZ_DENY, "default" },
+	{ "gh pr", NULL, AUTHZ_DENY, "default" },
+	/* kubectl */
+	{ "kubectl get pods", NULL, AUTHZ_ALLOW, NULL },
+	{ "kubectl -n prod get pods -o yaml", NULL, AUTHZ_ALLOW, NULL },
+	{ "kubectl get secrets", NULL, AUTHZ_DENY, "Secrets" },
+	{ "kubectl get secret", NULL, AUTHZ_DENY, "Secrets" },
+	{ "kubectl -n x get secrets", NULL, AUTHZ_DENY, "Secrets" },
+	{ "kubectl get -n x secrets", NULL, AUTHZ_DENY, "Secrets" },
+	{ "kubectl get secrets -n x", NULL, AUTHZ_DENY, "Secrets" },
+	{ "kubectl --namespace=x get secrets", NULL, AUTHZ_DENY, "Secrets" },
+	{ "kubectl get secret/foo", NULL, AUTHZ_DENY, "Secrets" },
+	{ "kubectl get secrets/foo -o yaml", NULL, AUTHZ_DENY, "Secrets" },
+	{ "kubectl get all,secrets", NULL, AUTHZ_DENY, "Secrets" },
+	{ "kubectl get pods,secret/foo", NULL, AUTHZ_DENY, "Secrets" },
+	{ "kubectl get Secrets", NULL, AUTHZ_DENY, "Secrets" },
+	{ "kubectl get secrets.v1.", NULL, AUTHZ_DENY, "Secrets" },
+	{ "kubectl get secret foo", NULL, AUTHZ_DENY, "Secrets" },
+	{ "kubectl describe secret foo", NULL, AUTHZ_DENY, "Secrets" },
+	{ "kubectl get -o yaml secrets", NULL, AUTHZ_DENY, "Secrets" },
+	{ "kubectl get --raw /api/v1/namespaces/x/secrets/y", NULL, AUTHZ_DENY, "raw" },
+	{ "kubectl get -f secret.yaml", NULL, AUTHZ_DENY, "raw" },
+	{ "kubectl get --as=admin pods", NULL, AUTHZ_DENY, "identity" },
+	{ "kubectl get pods --token x", NULL, AUTHZ_DENY, "identity" },
+	{ "kubectl delete pod x", NULL, AUTHZ_DENY, "default" },
+	{ "kubectl -w get secrets", NULL, AUTHZ_DENY, NULL },
+	{ "kubectl logs -f pod/x", NULL, AUTHZ_ALLOW, NULL },
+	/* terraform */
+	{ "terraform plan", NULL, AUTHZ_ALLOW, NULL },
+	{ "terraform apply", NULL, AUTHZ_ALLOW, NULL },
+	{ "terraform apply -auto-approve -var x=1", NULL, AUTHZ_ALLOW, NULL },
+	{ "terraform destroy", NULL, AUTHZ_DENY, "destroy" },
+	{ "terraform -chdir=x destroy", NULL, AUTHZ_DENY, "destroy" },
+	{ "terraform apply -destroy", NULL, AUTHZ_DENY, "destroy" },
+	{ "terraform apply --destroy", NULL, AUTHZ_DENY, "destroy" },
+	{ "terraform apply -destroy=true", NULL, AUTHZ_DENY, "destroy" },
+	{ "terraform -chdir=x apply -destroy", NULL, AUTHZ_DENY, "destroy" },
+	{ "terraform plan -destroy -out p", NULL, AUTHZ_DENY, "destroy" },
+	{ "terraform apply destroy.tfplan", NULL, AUTHZ_DENY, "saved plans" },
+	{ "terraform -chdir x apply", NULL, AUTHZ_DENY, "default" },
+	{ "terraform init -plugin-dir=/tmp", NULL, AUTHZ_DENY, "refused" },
+	/* aws */
+	{ "aws sts get-caller-identity", NULL, AUTHZ_ALLOW, NULL },
+	{ "aws --region eu-west-1 ec2 describe-instances", NULL, AUTHZ_ALLOW, NULL },
+	{ "aws ec2 --profile p describe-instances --output json", NULL, AUTHZ_ALLOW, NULL },
+	{ "aws --reg eu-west-1 ec2 describe-instances", NULL, AUTHZ_ALLOW, NULL },
+	{ "aws ec2 terminate-instances --instance-ids i-1", NULL, AUTHZ_DENY, "destructive" },
+	{ "aws s3 rm s3://b/k", NULL, AUTHZ_DENY, "default" },
+	{ "aws --bogus x ec2 describe-instances", NULL, AUTHZ_DENY, "cannot tell" },
+	/* tools the policy does not name */
+	{ "psql -c select", NULL, AUTHZ_DENY, "default" },
+	{ "curl https://x", NULL, AUTHZ_DENY, "default" },
+};
+
+TEST(example_policy_table)
+{
+	struct policy *p = load_example();
+
+	ASSERT_NOT_NULL(p);
+	ASSERT_GT(policy_n_rules(p), 10);
+	for (size_t i = 0; i < ELEMENTSOF(example_cases); i++) {
+		const struct example_case *c = &example_cases[i];
+		struct policy_verdict v;
+		enum authz_verdict got = decide(p, c->cmd, c->dest, &v);
+
+		if (got != c->want)
+			printf("#   '%s' (dest %s): got %s (%s), want %s\n", c->cmd,
+			       c->dest ? c->dest : "none", got == AUTHZ_ALLOW ? "allow" : "deny",
+			       v.reason, c->want == AUTHZ_ALLOW ? "allow" : "deny");
+		EXPECT_EQ(got, c->want);
+		if (c->reason_part && !strstr(v.reason, c->reason_part)) {
+			printf("#   '%s': reason '%s' lacks '%s'\n", c->cmd, v.reason, c->reason_part);
+			EXPECT_TRUE(false);
+		}
+	}
+	(void)ACME;
+	(void)EVIL;
+	policy_free(p);
+}
+
+TEST(deny_wins_regardless_of_order)
+{
+	struct policy *a = parse_ok("allow git push\ndeny git push flag=-f reason=\"no\"\n");
+	struct policy *b = parse_ok("deny git push flag=-f reason=\"no\"\nallow git push\n");
+	struct policy_verdict v;
+
+	ASSERT_NOT_NULL(a);
+	ASSERT_NOT_NULL(b);
+	EXPECT_EQ(decide(a, "git push -f", NULL, &v), AUTHZ_DENY);
+	EXPECT_STREQ(v.reason, "no");
+	EXPECT_EQ(v.line, 2);
+	EXPECT_EQ(v.source, POLICY_SOURCE_RULE);
+	EXPECT_EQ(decide(b, "git push -f", NULL, &v), AUTHZ_DENY);
+	EXPECT_EQ(v.line, 1);
+	EXPECT_EQ(decide(a, "git push", NULL, &v), AUTHZ_ALLOW);
+	EXPECT_EQ(v.line, 1);
+	EXPECT_STREQ(v.reason, "allowed by policy rule 1");
+	policy_free(a);
+	policy_free(b);
+}
+
+TEST(flag_values)
+{
+	struct policy *p = parse_ok("allow git\n"
+				    "deny git flag=-C=/*,-C=*..*,--git-dir=*,--work-tree=* reason=\"ws\"\n"
+				    "deny kubectl flag=-n=kube-system,--namespace=kube-system\n"
+				    "allow kubectl get\n");
+	struct policy_verdict v;
+
+	ASSERT_NOT_NULL(p);
+	EXPECT_EQ(decide(p, "git -C sub status", NULL, &v), AUTHZ_ALLOW);
+	EXPECT_EQ(decide(p, "git -C /home/u/.password-store log -p", NULL, &v), AUTHZ_DENY);
+	EXPECT_STREQ(v.reason, "ws");
+	EXPECT_EQ(decide(p, "git -C ../.. log", NULL, &v), AUTHZ_DENY);
+	EXPECT_EQ(decide(p, "git -C/etc log", NULL, &v), AUTHZ_DENY);
+	EXPECT_EQ(decide(p, "git --git-dir=x log", NULL, &v), AUTHZ_DENY);
+	EXPECT_EQ(decide(p, "git --git-dir x log", NULL, &v), AUTHZ_DENY);
+	EXPECT_EQ(decide(p, "git --work-tree x log", NULL, &v), AUTHZ_DENY);
+	EXPECT_EQ(decide(p, "kubectl get pods -n kube-system", NULL, &v), AUTHZ_DENY);
+	EXPECT_EQ(decide(p, "kubectl --namespace=kube-system get pods", NULL, &v), AUTHZ_DENY);
+	EXPECT_EQ(decide(p, "kubectl -nkube-system get pods", NULL, &v), AUTHZ_DENY);
+	EXPECT_EQ(decide(p, "kubectl -n default get pods", NULL, &v), AUTHZ_ALLOW);
+	policy_free(p);
+}
+
+TEST(first_matching_reason_is_shown)
+{
+	struct policy *p = parse_ok("deny git push reason=\"first\"\ndeny git push reason=\"second\"\n"
+				    "allow git reason=\"ok\"\n");
+	struct policy_verdict v;
+
+	ASSERT_NOT_NULL(p);
+	EXPECT_EQ(decide(p, "git push", NULL, &v), AUTHZ_DENY);
+	EXPECT_STREQ(v.reason, "first");
+	EXPECT_EQ(decide(p, "git fetch", NULL, &v), AUTHZ_ALLOW);
+	EXPECT_STREQ(v.reason, "ok");
+	EXPECT_EQ(v.line, 3);
+	policy_free(p);
+}
+
+TEST(empty_policy_denies_everything)
+{
+	struct policy *p = parse_ok("# nothing\n\n   \t\n");
+	struct policy_verdict v;
+
+	ASSERT_NOT_NULL(p);
+	EXPECT_EQ(policy_n_rules(p), 0);
+	EXPECT_EQ(decide(p, "git status", NULL, &v), AUTHZ_DENY);
+	EXPECT_EQ(v.line, 0);
+	EXPECT_EQ(v.source, POLICY_SOURCE_DEFAULT);
+	EXPECT_EQ(decide(p, "git -c a=b status", NULL, &v), AUTHZ_DENY);
+	EXPECT_EQ(v.source, POLICY_SOURCE_GRAMMAR);
+	EXPECT_EQ(decide(p, "git --bogus status", NULL, &v), AUTHZ_DENY);
+	EXPECT_EQ(v.source, POLICY_SOURCE_DEFAULT);
+	policy_free(p);
+}
+
+TEST(whole_tool_rules_and_wildcards)
+{
+	struct policy *p = parse_ok("allow git\r\n"
+				    "deny * cwd=/home/u/secret/*\n"
+				    "allow mytool cwd=/home/u/src/*\n"
+				    "deny git * arg=*evil* # trailing comment\n");
+	struct policy_verdict v;
+	char cmd[] = "mytool --anything";
+	const char *argv[] = { "mytool", "--anything", NULL };
+	struct authz_request req = { .tool = "mytool", .argv = argv, .argc = 2,
+				     .host_cwd = "/home/u/secret/x" };
+
+	ASSERT_NOT_NULL(p);
+	(void)cmd;
+	EXPECT_EQ(decide(p, "git anything at all", NULL, &v), AUTHZ_ALLOW);
+	EXPECT_EQ(decide(p, "git log the-evil-branch", NULL, &v), AUTHZ_DENY);
+	EXPECT_EQ(decide(p, "mytool x", NULL, &v), AUTHZ_ALLOW);
+	ASSERT_OK(policy_evaluate(p, &req, &v));
+	EXPECT_EQ(v.verdict, AUTHZ_DENY);
+	EXPECT_EQ(v.line, 2);
+	req.host_cwd = NULL;
+	ASSERT_OK(policy_evaluate(p, &req, &v));
+	EXPECT_EQ(v.verdict, AUTHZ_DENY);
+	policy_free(p);
+}
+
+TEST(quoted_reason_escapes)
+{
+	struct policy *p = parse_ok("deny git push reason=\"say \\\"no\\\" \\\\ # not a comment\"\n");
+	struct policy_verdict v;
+
+	ASSERT_NOT_NULL(p);
+	EXPECT_EQ(decide(p, "git push", NULL, &v), AUTHZ_DENY);
+	EXPECT_STREQ(v.reason, "say \"no\" \\ # not a comment");
+	policy_free(p);
+}
+
+struct error_case {
+	const char *text;
+	unsigned line, column;
+	int error;
+	const char *message_part;
+};
+
+static const struct error_case error_cases[] = {
+	{ "permit git\n", 1, 1, EINVAL, "allow" },
+	{ "\n\nallow\n", 3, 6, EINVAL, "missing tool" },
+	{ "allow Git\n", 1, 7, EINVAL, "tool name" },
+	{ "allow git push -f\n", 1, 16, EINVAL, "flag=" },
+	{ "allow git push,-f\n", 1, 11, EINVAL, "flag=" },
+	{ "allow git push,,fetch\n", 1, 16, EINVAL, "empty item" },
+	{ "allow git push flag=\n", 1, 21, EINVAL, "empty list" },
+	{ "allow git push flag=force\n", 1, 21, EINVAL, "flag=" },
+	{ "allow git push flag=-C=\n", 1, 21, EINVAL, "flag=" },
+	{ "allow git push flag=--=x\n", 1, 21, EINVAL, "flag=" },
+	{ "allow git push flag=-=x\n", 1, 21, EINVAL, "flag=" },
+	{ "allow git push bogus=x\n", 1, 16, EINVAL, "unknown condition" },
+	{ "allow git push flag=-f flag=-d\n", 1, 24, EINVAL, "twice" },
+	{ "allow git flag=-f push\n", 1, 19, EINVAL, "before conditions" },
+	{ "allow kubectl get refspec=+*\n", 1, 19, EINVAL, "refspec" },
+	{ "allow mytool sub\n", 1, 14, EINVAL, "no argument grammar" },
+	{ "allow mytool flag=-x\n", 1, 14, EINVAL, "grammar" },
+	{ "allow * push\n", 1, 9, EINVAL, "named tool" },
+	{ "allow git push dest=https://github.com/acme/*\n", 1, 21, EINVAL, "without scheme" },
+	{ "allow git push dest=git@github.com:acme/*\n", 1, 21, EINVAL, "without scheme" },
+	{ "allow git cwd=relative/*\n", 1, 15, EINVAL, "absolute" },
+	{ "allow git reason=\"unterminated\n", 1, 11, EINVAL, "unterminated" },
+	{ "allow git reason=\"a\\n\"\n", 1, 20, EINVAL, "escape" },
+	{ "allow git reason=\"a\"b\n", 1, 21, EINVAL, "blank after" },
+	{ "allow git \"push\"\n", 1, 11, EINVAL, "quote" },
+	{ "allow git reason=a reason=b\n", 1, 20, EINVAL, "duplicate reason" },
+	{ "allow git reason=\"a\tb\"\n", 1, 18, EINVAL, "control" },
+	{ "allow a b c d e f g h i j k l m\n", 1, 0, EINVAL, "" },
+	{ "allow git a b c d e\n", 1, 19, E2BIG, "too many subcommand" },
+	{ "allow git\nallow git\x00push\n", 2, 0, EINVAL, "NUL" },
+};
+
+TEST(parse_errors_name_line_and_column)
+{
+	for (size_t i = 0; i < ELEMENTSOF(error_cases); i++) {
+		const struct error_case *c = &error_cases[i];
+		struct policy *p = NULL;
+		struct policy_error e = { 0 };
+		size_t len = strlen(c->text);
+		int r;
+
+		if (strstr(c->text, "allow git\nallow git"))
+			len = sizeof("allow git\nallow git\x00push\n") - 1;
+		r = policy_parse(c->text, len, &p, &e);
+		if (r != -c->error || e.line != c->line || (c->column && e.column != c->column) ||
+		    !e.message || !strstr(e.message, c->message_part)) {
+			printf("#   case %zu: r=%d line=%u col=%u msg='%s'\n", i, r, e.line, e.column,
+			       e.message ? e.message : "(null)");
+			EXPECT_TRUE(false);
+		}
+		EXPECT_TRUE(p == NULL);
+	}
+}
+
+TEST(limits)
+{
+	size_t n = (POLICY_MAX_RULES + 1) * 10 + 1;
+	char *big = malloc(n), *s = big;
+	struct policy *p = NULL;
+	struct policy_error e = { 0 };
+	char line[POLICY_MAX_LINE + 32];
+	char list[POLICY_MAX_PATTERNS * 3 + 32];
+
+	ASSERT_NOT_NULL(big);
+	for (size_t i = 0; i < POLICY_MAX_RULES + 1; i++)
+		s += sprintf(s, "allow git\n");
+	EXPECT_ERR(policy_parse(big, (size_t)(s - big), &p, &e), E2BIG);
+	EXPECT_EQ(e.line, POLICY_MAX_RULES + 1);
+	EXPECT_ERR(policy_parse(big, POLICY_MAX_FILE + 1, &p, &e), E2BIG);
+	free(big);
+
+	memset(line, 'a', sizeof(line));
+	/* NOLINTNEXTLINE(bugprone-not-null-terminated-result): a line, not a string */
+	memcpy(line, "allow git ", 10);
+	line[POLICY_MAX_LINE + 1] = '\n';
+	EXPECT_ERR(policy_parse(line, POLICY_MAX_LINE + 2, &p, &e), E2BIG);
+	EXPECT_EQ(e.line, 1);
+
+	s = list + sprintf(list, "allow git push arg=");
+	for (size_t i = 0; i < POLICY_MAX_PATTERNS + 1; i++)
+		s += sprintf(s, "%sx", i ? "," : "");
+	EXPECT_ERR(policy_parse(list, strlen(list), &p, &e), E2BIG);
+	EXPECT_TRUE(p == NULL);
+}
+
+struct url_case {
+	const char *url;
+	const char *want; /* NULL: must not normalise */
+};
+
+static const struct url_case url_cases[] = {
+	{ "https://github.com/acme/x.git", "github.com/acme/x" },
+	{ "git@github.com:acme/x.git", "github.com/acme/x" },
+	{ "ssh://git@github.com/acme/x", "github.com/acme/x" },
+	{ "ssh://git@github.com:22/acme/x/", "github.com/acme/x" },
+	{ "ssh://git@github.com:2222/acme/x", "github.com:2222/acme/x" },
+	{ "HTTPS://GitHub.COM/Acme/X.git", "github.com/Acme/X" },
+	{ "https://user:secret@github.com/acme/x", "github.com/acme/x" },
+	{ "https://github.com:443/acme/x", "github.com/acme/x" },
+	{ "git://example.org/r.git", "example.org/r" },
+	{ "git+ssh://h/~u/r.git", "h/~u/r" },
+	{ "github.com:acme/x", "github.com/acme/x" },
+	{ "https://github.com./acme/x", "github.com/acme/x" },
+	{ "https://github.com/acme/.git", "github.com/acme/.git" },
+	{ "https://github.com/acme/../evil/x", NULL },
+	{ "https://github.com/acme/./x", NULL },
+	{ "https://github.com//acme/x", NULL },
+	{ "https://github.com/acme//x", NULL },
+	{ "https://github.com/ac%6De/x", NULL },
+	{ "https://github.com/acme/x?y", NULL },
+	{ "https://github.com/acme/x#y", NULL },
+	{ "https://github.com\\@evil.com/acme/x", NULL },
+	{ "https://github.com", NULL },
+	{ "https://github.com/", NULL },
+	{ "https://[::1]/acme/x", NULL },
+	{ "file:///srv/acme/x", NULL },
+	{ "/srv/git/x.git", NULL },
+	{ "./a:b", NULL },
+	{ "ext::sh -c touch", NULL },
+	{ "ext::x", NULL },
+	{ "fd::3", NULL },
+	{ "-oProxyCommand=x:acme/x", NULL },
+	{ "https://gith_ub.com/acme/x", NULL },
+	{ "ftp://github.com/acme/x", NULL },
+	{ "", NULL },
+	{ "https://github.com/acme/x\n", NULL },
+	{ "ssh:/@igGt/`itHub.com:22/ak", NULL },
+	{ "s...............:mo.ct/", NULL },
+	{ "gi:acme/..git", NULL },
+	{ "https://github.com/acme/...git", NULL },
+	{ "https://github.com/acme/....git", "github.com/acme/..." },
+	{ "https://github..com/acme/x", NULL },
+	{ "https://github.com../acme/x", NULL },
+	{ "https://github.com/acme/x@evil", NULL },
+	{ "git@github.com:acme/x:y", NULL },
+	{ "https://github.com/acme/x'y", NULL },
+};
+
+TEST(url_normalisation)
+{
+	for (size_t i = 0; i < ELEMENTSOF(url_cases); i++) {
+		char buf[POLICY_MAX_URL];
+		int r = policy_normalise_url(url_cases[i].url, buf, sizeof(buf));
+
+		if (url_cases[i].want) {
+			if (r < 0 || strcmp(buf, url_cases[i].want) != 0) {
+				printf("#   '%s' -> %d '%s', want '%s'\n", url_cases[i].url, r,
+				       r < 0 ? "" : buf, url_cases[i].want);
+				EXPECT_TRUE(false);
+			}
+		} else if (r >= 0) {
+			printf("#   '%s' normalised to '%s', want refusal\n", url_cases[i].url, buf);
+			EXPECT_TRUE(false);
+		}
+	}
+}
+
+TEST(url_normalisation_buffer_too_small)
+{
+	char buf[8];
+
+	EXPECT_ERR(policy_normalise_url("https://github.com/acme/x", buf, sizeof(buf)),
+		   ENAMETOOLONG);
+}
+
+TEST(grammar_parses_git_spellings)
+{
+	const char *argv[] = { "git", "-C", "x", "--no-pager", "push", "-fu", "-o", "opt",
+			       "origin", "--", "+main", NULL };
+	struct toolgrammar_parse gp;
+
+	ASSERT_OK(toolgrammar_parse("git", argv, 11, &gp));
+	ASSERT_TRUE(gp.has_grammar);
+	ASSERT_NULL(gp.error);
+	ASSERT_NULL(gp.refused);
+	ASSERT_EQ(gp.n_words, 3);
+	EXPECT_STREQ(gp.words[0].word, "push");
+	EXPECT_STREQ(gp.words[1].word, "origin");
+	EXPECT_STREQ(gp.words[2].word, "+main");
+	EXPECT_TRUE(gp.words[2].after_dashdash);
+	ASSERT_EQ(gp.n_flags, 5);
+	EXPECT_STREQ(gp.flags[0].name, "-C");
+	EXPECT_STREQ(gp.flags[0].value, "x");
+	EXPECT_STREQ(gp.flags[1].name, "--no-pager");
+	EXPECT_STREQ(gp.flags[2].name, "--force");
+	EXPECT_STREQ(gp.flags[3].name, "--set-upstream");
+	EXPECT_STREQ(gp.flags[4].name, "--push-option");
+	EXPECT_STREQ(gp.flags[4].value, "opt");
+	EXPECT_TRUE(toolgrammar_flag_matches(&gp, &gp.flags[2], "-f"));
+	EXPECT_TRUE(toolgrammar_flag_matches(&gp, &gp.flags[2], "--force"));
+	EXPECT_FALSE(toolgrammar_flag_matches(&gp, &gp.flags[3], "-f"));
+	toolgrammar_parse_done(&gp);
+}
+
+TEST(grammar_unknown_options_make_later_words_uncertain)
+{
+	const char *argv[] = { "gh", "pr", "--title", "list", "create", NULL };
+	struct toolgrammar_parse gp;
+
+	ASSERT_OK(toolgrammar_parse("gh", argv, 5, &gp));
+	ASSERT_EQ(gp.n_words, 3);
+	EXPECT_FALSE(gp.words[0].uncertain);
+	EXPECT_TRUE(gp.words[1].uncertain);
+	EXPECT_TRUE(gp.words[2].uncertain);
+	EXPECT_FALSE(gp.flags[0].known);
+	EXPECT_STREQ(gp.flags[0].name, "--title");
+	toolgrammar_parse_done(&gp);
+}
+
+TEST(grammar_no_grammar_and_limits)
+{
+	const char *argv[] = { "mytool", "-x", NULL };
+	const char *empty[] = { "git", "", NULL };
+	struct toolgrammar_parse gp;
+
+	ASSERT_OK(toolgrammar_parse("mytool", argv, 2, &gp));
+	EXPECT_FALSE(gp.has_grammar);
+	toolgrammar_parse_done(&gp);
+	ASSERT_OK(toolgrammar_parse("git", empty, 2, &gp));
+	EXPECT_EQ(gp.n_words, 1);
+	toolgrammar_parse_done(&gp);
+	ASSERT_OK(toolgrammar_parse("git", argv, TOOLGRAMMAR_MAX_ARGS + 1, &gp));
+	EXPECT_TRUE(gp.error != NULL);
+	toolgrammar_parse_done(&gp);
+}
+
+TEST(evaluate_refuses_empty_request)
+{
+	struct policy *p = parse_ok("allow git\n");
+	struct authz_request req = { .tool = "git" };
+	struct policy_verdict v;
+
+	ASSERT_NOT_NULL(p);
+	EXPECT_ERR(policy_evaluate(p, &req, &v), EINVAL);
+	EXPECT_EQ(v.verdict, AUTHZ_DENY);
+	policy_free(p);
+}

@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: MIT */
+/* sandbox-exec: the container side of sandbox-execd. Installed once, with
+ * the wrapped tool names (git, gh, aws, kubectl, terraform, psql) as
+ * symlinks to it in a directory ahead of the real tools in PATH:
+ *
+ *   git push origin main           -> tool "git", args "push origin main"
+ *   sandbox-exec git push ...      -> the same
+ *
+ * It sends the request (token, tool, args, cwd, SANDBOX_REASON, and the
+ * repository and branch when cheaply known) with its stdin/stdout/stderr as
+ * SCM_RIGHTS, waits for the reply and exits with the tool's status (128+N
+ * for a signal). Its own failures print one line and use the codes of
+ * lib/exitcodes.h. Signals are not forwarded: when the wrapper dies (Ctrl-C
+ * kills it like any foreground process), its connection closes and the
+ * daemon kills the command's whole process group. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "exitcodes.h"
+#include "macros.h"
+#include "wire.h"
+
+#define SE_DEFAULT_SOCKET "/run/code-sandbox/execd.sock"
+#define SE_DEFAULT_TOKEN "/run/code-sandbox/token"
+#define SE_MAX_HEAD 256   /* bytes of .git/HEAD we read */
+#define SE_MAX_DEPTH 64   /* directories walked up looking for .git */
+
+static const char *prog = "sandbox-exec";
+
+static _noreturn_ void die(int code, const char *fmt, ...) _printf_(2, 3);
+static _noreturn_ void die(int code, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	(void)dprintf(STDERR_FILENO, "%s: %s\n", prog, buf);
+	_exit(code);
+}
+
+static const char *env_or(const char *name, const char *def)
+{
+	const char *v = getenv(name);
+
+	return v && v[0] ? v : def;
+}
+
+static void read_token(const char *path, char *buf, size_t len)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	ssize_t n;
+
+	if (fd < 0)
+		die(EXIT_WRAP_USAGE, "cannot read the sandbox-execd token '%s': %s (is the daemon's "
+				     "socket directory mounted?)",
+		    path, strerror(errno));
+	n = read(fd, buf, len - 1);
+	if (n <= 0)
+		die(EXIT_WRAP_USAGE, "the sandbox-execd token file '%s' is empty", path);
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (buf[0] == '\0')
+		die(EXIT_WRAP_USAGE, "the sandbox-execd token file '%s' is empty", path);
+}
+
+/* Repository (top-level directory) and branch from .git/HEAD, walking up
+ * from cwd. Informational only: the daemon and its policy must not trust
+ * them (the agent controls both). Plain reads, nothing executed. */
+static void find_repo(const char *cwd, char **ret_repo, char **ret_branch)
+{
+	char dir[PATH_MAX], head[SE_MAX_HEAD + 1], p[PATH_MAX + 16];
+
+	*ret_repo = *ret_branch = NULL;
+	if (strlen(cwd) >= sizeof(dir))
+		return;
+	memcpy(dir, cwd, strlen(cwd) + 1);
+	for (int depth = 0; depth < SE_MAX_DEPTH; depth++) {
+		_cleanup_close_ int fd = -1;
+		char *slash;
+		ssize_t n;
+
+		(void)snprintf(p, sizeof(p), "%s/.git/HEAD", strcmp(dir, "/") == 0 ? "" : dir);
+		fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+		if (fd >= 0) {
+			n = read(fd, head, SE_MAX_HEAD);
+			if (n > 0) {
+				head[n] = '\0';
+				head[strcspn(head, "\n")] = '\0';
+				if (strncmp(head, "ref: refs/heads/", 16) == 0 &&
+				    wire_utf8_valid(head + 16, strlen(head + 16)))
+					*ret_branch = strdup(head + 16);
+			}
+			if (wire_utf8_valid(dir, strlen(dir)))
+				*ret_repo = strdup(dir);
+			return;
+		}
+		slash = strrchr(dir, '/');
+		if (!slash || strcmp(dir, "/") == 0)
+			return;
+		if (slash == dir)
+			dir[1] = '\0';
+		else
+			*slash = '\0';
+	}
+}
+
+static int recv_all(int fd, uint8_t *buf, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t k = recv(fd, buf + got, n - got, 0);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			return -ECONNRESET;
+		got += (size_t)k;
+	}
+	return 0;
+}
+
+static _noreturn_ void report(const struct wire_reply *rep, const char *tool)
+{
+	switch (rep->kind) {
+	case WIRE_REPLY_EXITED:
+		_exit(rep->code);
+	case WIRE_REPLY_SIGNALED:
+		_exit(EXIT_SIGNAL_BASE + rep->code);
+	case WIRE_REPLY_ERROR:
+		break;
+	case WIRE_REPLY_KIND_MAX:
+	default:
+		die(EXIT_WRAP_PROTOCOL, "unexpected reply from sandbox-execd");
+	}
+	switch (rep->error) {
+	case WIRE_ERROR_POLICY_DENIED:
+		die(EXIT_WRAP_DENIED,
+		    "'%s' was denied by the host's policy: %s. This is a deliberate policy "
+		    "decision, not a fault: do not try to work around it; ask the user if the command "
+		    "is needed.",
+		    tool, rep->message);
+	case WIRE_ERROR_MALFORMED:
+	case WIRE_ERROR_TOO_LARGE:
+		die(EXIT_WRAP_PROTOCOL, "sandbox-execd rejected the request (%s): %s",
+		    wire_error_to_string(rep->error), rep->message);
+	case WIRE_ERROR_UNAUTHENTICATED:
+	case WIRE_ERROR_UNKNOWN_TOOL:
+	case WIRE_ERROR_PATH_OUTSIDE_WORKSPACE:
+	case WIRE_ERROR_BUSY:
+	case WIRE_ERROR_TIMEOUT:
+	case WIRE_ERROR_INTERNAL:
+		die(EXIT_WRAP_REFUSED, "sandbox-execd refused '%s' (%s): %s", tool,
+		    wire_error_to_string(rep->error), rep->message);
+	case WIRE_ERROR_MAX:
+	default:
+		die(EXIT_WRAP_PROTOCOL, "unexpected error from sandbox-execd");
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static uint8_t frame[WIRE_MAX_FRAME];
+	char token[WIRE_MAX_TOKEN + 2], cwd[PATH_MAX];
+	const char *base, *sock_path, *token_path;
+	struct wire_request req = { 0 };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int) * WIRE_REQUEST_FDS)];
+	} ctl;
+	struct iovec iov;
+	struct msghdr mh = { 0 };
+	struct wire_header h;
+	struct wire_reply rep;
+	int fds[WIRE_REQUEST_FDS] = { 0, 1, 2 };
+	size_t len;
+	int sock, r;
+
+	base = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
+	base = base ? base + 1 : (argc > 0 && argv[0] ? argv[0] : "sandbox-exec");
+	if (strcmp(base, "sandbox-exec") == 0) {
+		if (argc < 2 || argv[1][0] == '-')
+			die(EXIT_WRAP_USAGE, "usage: sandbox-exec TOOL [ARGS...] (or call it as TOOL "
+					     "through a symlink)");
+		req.tool = argv[1];
+		req.args = argv + 2;
+		req.n_args = (size_t)(argc - 2);
+	} else {
+		prog = base;
+		req.tool = (char *)base;
+		req.args = argv + 1;
+		req.n_args = argc > 0 ? (size_t)(argc - 1) : 0;
+	}
+	if (req.n_args > WIRE_MAX_ARGS)
+		die(EXIT_WRAP_USAGE, "too many arguments (at most %d)", WIRE_MAX_ARGS);
+	(void)signal(SIGPIPE, SIG_IGN);
+
+	sock_path = env_or("SANDBOX_EXECD_SOCKET", SE_DEFAULT_SOCKET);
+	token_path = env_or("SANDBOX_EXECD_TOKEN", SE_DEFAULT_TOKEN);
+	read_token(token_path, token, sizeof(token));
+	req.token = token;
+	if (!getcwd(cwd, sizeof(cwd)))
+		die(EXIT_WRAP_USAGE, "cannot determine the current directory: %s", strerror(errno));
+	req.cwd = cwd;
+	req.reason = getenv("SANDBOX_REASON");
+	if (req.reason && !wire_utf8_valid(req.reason, strlen(req.reason)))
+		req.reason = NULL;
+	find_repo(cwd, &req.repo, &req.branch);
+
+	r = wire_encode_request(&req, frame, sizeof(frame), &len);
+	if (r == -E2BIG || r == -ENOBUFS)
+		die(EXIT_WRAP_USAGE, "the command line is too long for sandbox-execd");
+	if (r < 0)
+		die(EXIT_WRAP_USAGE, "cannot send this command: an argument or the directory name is "
+				     "not valid UTF-8");
+	explicit_bzero(token, sizeof(token));
+
+	/* stdio that is closed is sent as /dev/null (the daemon needs three). */
+	for (int i = 0; i < WIRE_REQUEST_FDS; i++)
+		if (fcntl(i, F_GETFD) < 0) {
+			fds[i] = open("/dev/null", O_RDWR | O_CLOEXEC);
+			if (fds[i] < 0)
+				die(EXIT_WRAP_USAGE, "cannot open /dev/null");
+		}
+
+	if (strlen(sock_path) >= sizeof(sa.sun_path))
+		die(EXIT_WRAP_USAGE, "socket path '%s' is too long", sock_path);
+	memcpy(sa.sun_path, sock_path, strlen(sock_path) + 1);
+	sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (sock < 0)
+		die(EXIT_WRAP_UNREACHABLE, "cannot create a socket: %s", strerror(errno));
+	if (connect(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		die(EXIT_WRAP_UNREACHABLE, "cannot reach sandbox-execd at '%s': %s (is it running on "
+					   "the host?)",
+		    sock_path, strerror(errno));
+
+	iov = (struct iovec){ .iov_base = frame, .iov_len = len };
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = ctl.b;
+	mh.msg_controllen = sizeof(ctl.b);
+	memset(ctl.b, 0, sizeof(ctl.b));
+	{
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(fds));
+		memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	}
+	/* The fds go with the first chunk; the rest follows with send(). */
+	{
+		size_t off = 0;
+
+		while (off < len) {
+			ssize_t k = off == 0 ? sendmsg(sock, &mh, MSG_NOSIGNAL)
+					     : send(sock, frame + off, len - off, MSG_NOSIGNAL);
+
+			if (k < 0) {
+				if (errno == EINTR)
+					continue;
+				/* The daemon may have answered (busy) and closed
+				 * before reading: its reply is still readable. */
+				if (errno == EPIPE || errno == ECONNRESET)
+					break;
+				die(EXIT_WRAP_UNREACHABLE, "lost the connection to sandbox-execd: %s",
+				    strerror(errno));
+			}
+			off += (size_t)k;
+		}
+	}
+	for (int i = 0; i < WIRE_REQUEST_FDS; i++)
+		if (fds[i] != i)
+			safe_close(fds[i]);
+
+	r = recv_all(sock, frame, WIRE_HEADER_SIZE);
+	if (r < 0)
+		die(EXIT_WRAP_PROTOCOL, "sandbox-execd closed the connection without a reply");
+	r = wire_parse_header(frame, WIRE_HEADER_SIZE, WIRE_MAX_FRAME, &h);
+	if (r < 0 || h.type != WIRE_TYPE_REPLY)
+		die(EXIT_WRAP_PROTOCOL, "malformed reply from sandbox-execd");
+	r = recv_all(sock, frame + WIRE_HEADER_SIZE, h.payload_len);
+	if (r < 0)
+		die(EXIT_WRAP_PROTOCOL, "truncated reply from sandbox-execd");
+	r = wire_decode_reply(frame, WIRE_HEADER_SIZE + (size_t)h.payload_len, &rep);
+	if (r < 0)
+		die(EXIT_WRAP_PROTOCOL, "malformed reply from sandbox-execd");
+	report(&rep, req.tool);
+}
