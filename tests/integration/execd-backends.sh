@@ -80,7 +80,6 @@ expect_denied() { # expect_denied NAME PATTERN CMD...: denied, stderr matches PA
 		tap_result 0 "$name"
 	fi
 }
-check() { local name=$1; shift; ok "$name" test "$@"; }
 no_secret_logged() { # no_secret_logged SECRET
 	! grep -q -- "$1" "$AUDIT" && ! grep -q -- "$1" "$T/daemon.log"
 }

@@ -93,12 +93,3 @@ raw() { # raw MODE [args]: the hand-made client, as the user
 
 token() { cat "$TOKEN"; }
 
-# tap.sh documents check() but may not define it: provide it if missing.
-if ! declare -F check >/dev/null; then
-	check() { # check NAME TEST-EXPRESSION...
-		local name=$1 st=1
-		shift
-		if test "$@"; then st=0; fi
-		tap_result "$st" "$name"
-	}
-fi

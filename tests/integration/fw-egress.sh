@@ -16,14 +16,6 @@ BUILD_DIR=${BUILD_DIR:-$SOURCE_DIR/build}
 # shellcheck source=tests/support/simnet.sh
 . "$SOURCE_DIR/tests/support/simnet.sh"
 tap_require_root
-# tap.sh documents check() but may not define it yet.
-if ! declare -F check >/dev/null; then
-	check() { # check NAME TEST-ARGS...
-		local name=$1
-		shift
-		ok "$name" test "$@"
-	}
-fi
 quiet() { "$@" >/dev/null 2>&1; }
 FW_INSTALL=${FW_INSTALL:-$BUILD_DIR/tests/support/fw-install}
 FW_PROBE=${FW_PROBE:-$BUILD_DIR/tests/support/fw-probe}

@@ -25,14 +25,6 @@ BUILD_DIR=${BUILD_DIR:-$SOURCE_DIR/build}
 # shellcheck source=tests/support/simnet.sh
 . "$SOURCE_DIR/tests/support/simnet.sh"
 tap_require_root
-# tap.sh documents check() but may not define it yet.
-if ! declare -F check >/dev/null; then
-	check() { # check NAME TEST-ARGS...
-		local name=$1
-		shift
-		ok "$name" test "$@"
-	}
-fi
 # The system interpreter: a per-user one (pyenv shims) is not readable by
 # the agent's uid.
 PYTHON=/usr/bin/python3

@@ -18,13 +18,6 @@ export SOURCE_DIR BUILD_DIR
 # shellcheck source=tests/support/init-env.sh
 . "$SOURCE_DIR/tests/support/init-env.sh"
 tap_require_root
-if ! declare -F check >/dev/null; then
-	check() { # check NAME TEST-ARGS...
-		local name=$1
-		shift
-		ok "$name" test "$@"
-	}
-fi
 FW_PROBE=${FW_PROBE:-$BUILD_DIR/tests/support/fw-probe}
 for tool in ip nft dnsmasq socat dig "$FW_PROBE"; do
 	if ! command -v "$tool" >/dev/null 2>&1; then

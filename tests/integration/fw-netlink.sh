@@ -18,13 +18,6 @@ for tool in unshare nft setpriv "$CHECK"; do
 		exit 77
 	fi
 done
-if ! declare -F check >/dev/null; then
-	check() { # check NAME TEST-ARGS...
-		local name=$1
-		shift
-		ok "$name" test "$@"
-	}
-fi
 T=cs_netlink_test
 
 # Everything runs in one child shell inside a new network namespace, which

@@ -13,14 +13,6 @@ BUILD_DIR=${BUILD_DIR:-$SOURCE_DIR/build}
 # shellcheck source=tests/support/simnet.sh
 . "$SOURCE_DIR/tests/support/simnet.sh"
 tap_require_root
-# tap.sh documents check() but may not define it yet.
-if ! declare -F check >/dev/null; then
-	check() { # check NAME TEST-ARGS...
-		local name=$1
-		shift
-		ok "$name" test "$@"
-	}
-fi
 for tool in ip dnsmasq socat openssl dig curl; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
 		echo "1..0 # SKIP $tool not installed"

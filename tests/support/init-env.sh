@@ -282,14 +282,6 @@ initenv_tree_sum() { # DIR [EXCLUDED-TOP-LEVEL-NAME...]
 	) | sha256sum | cut -d' ' -f1
 }
 
-# tap.sh documents check() but does not define it (yet): same contract.
-if ! declare -F check >/dev/null; then
-	check() { # check NAME TEST-EXPRESSION...
-		local name=$1
-		shift
-		ok "$name" test "$@"
-	}
-fi
 
 # kv FILE KEY: the value of the first KEY=... line in FILE.
 kv() {
