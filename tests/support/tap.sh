@@ -2,7 +2,7 @@
 # TAP helpers for the integration and container test scripts. Source it:
 #   . "$SOURCE_DIR/tests/support/tap.sh"
 #   tap_require_root          # exits 77 (skip) when not root
-#   ok "name" cmd args...     # runs the command; ok/not ok by its status
+#   ok "name" cmd args...     # runs the command (stdout to stderr); ok/not ok by its status
 #   check "name" test-expr    # like ok, through `test`
 #   tap_done                  # prints the plan and exits 0/1
 # Output is TAP with a trailing plan ("1..N"), which meson accepts.
@@ -30,14 +30,14 @@ tap_result() { # tap_result STATUS NAME
 ok() { # ok NAME CMD...
 	local name=$1 st=0
 	shift
-	"$@" || st=$?
+	"$@" >&2 || st=$? # its output is not TAP: keep it off stdout
 	tap_result "$st" "$name"
 }
 
 nok() { # nok NAME CMD...: passes when the command fails
 	local name=$1 st=0
 	shift
-	"$@" || st=$?
+	"$@" >&2 || st=$? # its output is not TAP: keep it off stdout
 	if [ "$st" -ne 0 ]; then tap_result 0 "$name"; else tap_result 1 "$name"; fi
 }
 
