@@ -13,6 +13,7 @@
 #include "fwstep.h"
 #include "homeown.h"
 #include "log.h"
+#include "logfd.h"
 #include "loop.h"
 #include "memtrim.h"
 #include "privdrop.h"
@@ -95,8 +96,12 @@ static int run(int argc, char **argv)
 	filter = NULL;
 	config_free(&cfg);
 
-	/* 7. PID 1 keeps only CAP_KILL (plus what step 3 registered), then
-	 *    reaps, forwards signals and exits with the agent's status. */
+	/* 7. PID 1 logs without blocking on the terminal the agent now owns,
+	 *    keeps only CAP_KILL (plus what step 3 registered), then reaps,
+	 *    forwards signals and exits with the agent's status. */
+	r = logfd_detach_stderr();
+	if (r < 0)
+		log_warn_errno(r, "Cannot reopen stderr without blocking: %s, continuing", strerror(-(r)));
 	r = privdrop_pid1(cfg.pid1_keep_caps);
 	if (r < 0)
 		log_error_errno(r, "Cannot drop PID 1's capabilities: %s, continuing", strerror(-(r)));

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+#include "logfd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "macros.h"
+
+int logfd_detach_stderr(void)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	int flags;
+
+	if (fstat(STDERR_FILENO, &st) < 0)
+		/* EBADF: started without a stderr; nothing can block. */
+		return errno == EBADF ? 0 : -errno;
+	if (!S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode))
+		return 0;
+	flags = fcntl(STDERR_FILENO, F_GETFL);
+	if (flags < 0)
+		return -errno;
+	if (flags & O_NONBLOCK)
+		return 0;
+	fd = open("/proc/self/fd/2", O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (flags & O_APPEND));
+	if (fd < 0)
+		return -errno;
+	/* The reopened file must be what fd 2 was, not something swapped in
+	 * under the same name. */
+	{
+		struct stat nst;
+
+		if (fstat(fd, &nst) < 0)
+			return -errno;
+		if (nst.st_dev != st.st_dev || nst.st_ino != st.st_ino || nst.st_rdev != st.st_rdev)
+			return -ESTALE;
+	}
+	/* PID 1 never execs again: fd 2 needs no close-on-exec. */
+	if (dup3(fd, STDERR_FILENO, 0) < 0)
+		return -errno;
+	return 0;
+}
