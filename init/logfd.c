@@ -8,6 +8,27 @@
 
 #include "macros.h"
 
+int logfd_fill_stdio(void)
+{
+	for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++) {
+		int n;
+
+		if (fcntl(fd, F_GETFD) >= 0)
+			continue;
+		if (errno != EBADF)
+			return -errno;
+		/* The lowest free number: fd itself, as the lower ones are open. */
+		n = open("/dev/null", O_RDWR | O_NOCTTY);
+		if (n < 0)
+			return -errno;
+		if (n != fd) {
+			(void)close(n);
+			return -EBADF;
+		}
+	}
+	return 0;
+}
+
 int logfd_detach_stderr(void)
 {
 	_cleanup_close_ int fd = -1;

@@ -3,6 +3,14 @@
 #ifndef CS_INIT_LOGFD_H
 #define CS_INIT_LOGFD_H
 
+/* Called first thing in main(): opens /dev/null on any of fds 0, 1, 2
+ * that is closed, before PID 1 opens anything else. Otherwise the signalfd
+ * or a firewall socket would take the number, PID 1's log lines would go
+ * into it, and the agent would start with a closed stdio descriptor that
+ * its own first open() fills. Not close-on-exec: the agent inherits them
+ * as its stdio, as from any init. Returns 0 or a negative errno. */
+int logfd_fill_stdio(void);
+
 /* Called once, after the agent started and before PID 1 drops
  * CAP_DAC_OVERRIDE: gives PID 1 a non-blocking stderr of its own.
  *

@@ -113,6 +113,10 @@ int main(int argc, char **argv)
 {
 	int r;
 
+	/* Before anything opens a descriptor (see logfd.h). */
+	r = logfd_fill_stdio();
+	if (r < 0)
+		return EXIT_INIT_INTERNAL;
 	log_setup("sandbox-init");
 	r = run(argc, argv);
 	/* Failed starts exit here too: release what start-up held. */

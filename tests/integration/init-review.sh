@@ -31,6 +31,22 @@ for fd in 0 1 2; do
 	check "PID 1 started with fd $fd closed: status 0 ($st), the agent's fd $fd is not PID 1's ('$got')" "$st:$good" = 0:1
 done
 
+# PID 1 itself, started without fds 0 and 2: its log lines (fd 2) would
+# go into whatever it opened first (the signalfd, the firewall's netlink
+# or DNS sockets). It must put /dev/null there before opening anything.
+initenv_start HOST_UID=2345 HOST_GID=2345 -- "$PROBE" sleep 60 0<&- >"$IE/out/nofd" 2>&-
+if wait_until 20 grep -q '^sleeping=' "$IE/out/nofd" && p1=$(initenv_pid1); then
+	for fd in 0 2; do
+		got=$(readlink "/proc/$p1/fd/$fd" 2>/dev/null || echo closed)
+		check "PID 1 started with fd $fd closed has /dev/null there ('$got')" "$got" = /dev/null
+	done
+	kill -TERM "$p1"
+	initenv_wait
+else
+	nok "agent started under a PID 1 without fds 0 and 2" true
+	initenv_wait
+fi
+
 # 2. The agent owns the terminal PID 1 logs to. With its output suspended
 # (Ctrl-S, tcflow(TCOOFF)) a blocking write would stop PID 1 in the middle
 # of a log line: no reaping, no signal forwarding, no DNS answers, until
