@@ -29,15 +29,15 @@ int logfd_fill_stdio(void)
 	return 0;
 }
 
-int logfd_detach_stderr(void)
+int logfd_reopen_stderr(int *ret_fd)
 {
 	_cleanup_close_ int fd = -1;
-	struct stat st;
+	struct stat st, nst;
 	int flags;
 
+	*ret_fd = -1;
 	if (fstat(STDERR_FILENO, &st) < 0)
-		/* EBADF: started without a stderr; nothing can block. */
-		return errno == EBADF ? 0 : -errno;
+		return -errno;
 	if (!S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode))
 		return 0;
 	flags = fcntl(STDERR_FILENO, F_GETFL);
@@ -48,18 +48,23 @@ int logfd_detach_stderr(void)
 	fd = open("/proc/self/fd/2", O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (flags & O_APPEND));
 	if (fd < 0)
 		return -errno;
-	/* The reopened file must be what fd 2 was, not something swapped in
-	 * under the same name. */
-	{
-		struct stat nst;
+	/* The reopened file must be what fd 2 is. */
+	if (fstat(fd, &nst) < 0)
+		return -errno;
+	if (nst.st_dev != st.st_dev || nst.st_ino != st.st_ino || nst.st_rdev != st.st_rdev)
+		return -ESTALE;
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
 
-		if (fstat(fd, &nst) < 0)
-			return -errno;
-		if (nst.st_dev != st.st_dev || nst.st_ino != st.st_ino || nst.st_rdev != st.st_rdev)
-			return -ESTALE;
-	}
+int logfd_install_stderr(int fd)
+{
+	_cleanup_close_ int owned = fd;
+
+	if (owned < 0)
+		return 0;
 	/* PID 1 never execs again: fd 2 needs no close-on-exec. */
-	if (dup3(fd, STDERR_FILENO, 0) < 0)
+	if (dup3(owned, STDERR_FILENO, 0) < 0)
 		return -errno;
 	return 0;
 }

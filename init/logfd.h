@@ -11,8 +11,7 @@
  * as its stdio, as from any init. Returns 0 or a negative errno. */
 int logfd_fill_stdio(void);
 
-/* Called once, after the agent started and before PID 1 drops
- * CAP_DAC_OVERRIDE: gives PID 1 a non-blocking stderr of its own.
+/* PID 1's non-blocking stderr, in two halves around the agent's fork.
  *
  * Why: stderr is normally the terminal or pipe the agent shares. The agent
  * controls that terminal (Ctrl-S, tcflow(TCOOFF)) and can stop its output;
@@ -21,13 +20,20 @@ int logfd_fill_stdio(void);
  * O_NONBLOCK on the shared open file would change the agent's stdio too, so
  * PID 1 reopens the same terminal or pipe through /proc/self/fd/2 as a new
  * open file with O_NONBLOCK (and O_NOCTTY: a session leader opening a
- * terminal must not acquire it) and puts it on fd 2. A line that cannot be
- * written at once is then dropped (log.c writes each line once).
+ * terminal must not acquire it). A line that cannot be written at once is
+ * then dropped (log.c writes each line once).
  *
- * Only terminals, other character devices and pipes are reopened: a
- * regular file cannot block, and a socket cannot be reopened this way.
- * Returns 0 (also when nothing needed doing) or a negative errno; stderr
- * is unchanged on failure. */
-int logfd_detach_stderr(void);
+ * logfd_reopen_stderr(), called before the fork (so the agent cannot refuse
+ * the open first, e.g. with TIOCEXCL on its terminal), returns the new file
+ * in *ret_fd, close-on-exec, or -1 there when nothing needs doing: only
+ * terminals, other character devices and pipes are reopened (a regular
+ * file cannot block, a socket cannot be reopened this way). Returns 0 or a
+ * negative errno.
+ *
+ * logfd_install_stderr(), called after the fork, moves fd (if >= 0) onto
+ * fd 2 and closes it. Returns 0 or a negative errno (fd is closed either
+ * way; stderr unchanged on failure). */
+int logfd_reopen_stderr(int *ret_fd);
+int logfd_install_stderr(int fd);
 
 #endif
