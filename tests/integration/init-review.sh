@@ -10,9 +10,9 @@ tap_require_root
 initenv_setup
 
 # 1. Started with fds 0, 1 or 2 closed, PID 1's first descriptors (the
-# signalfd, the firewall's sockets) take those numbers. They are all
-# close-on-exec, so the agent gets a closed descriptor there, never one of
-# PID 1's. (Regression test; the shell reads its own fds through $$.)
+# signalfd, the firewall's sockets) would take those numbers; PID 1 puts
+# /dev/null there first (and its own files are close-on-exec anyway): the
+# agent never gets one of PID 1's. (The shell reads its own fds via $$.)
 fdcheck() { # fdcheck FD: the agent's shell reports what its fd FD is
 	# shellcheck disable=SC2016 # expanded by the agent's shell
 	initenv_run HOST_UID=2345 HOST_GID=2345 -- /bin/sh -c \
@@ -53,7 +53,7 @@ fi
 # the agent resumed output. PID 1 must drop the line and carry on. The
 # agent stops output, asks the gate for a name outside the allowlist (PID 1
 # logs the refusal) and waits for the REFUSED answer.
-if command -v script >/dev/null 2>&1; then
+if command -v script >/dev/null 2>&1 && [ -x /usr/bin/python3 ]; then
 	cat >"$IE/out/stopout.py" <<'PY'
 import os, socket, struct, sys, termios
 out = sys.argv[1]
@@ -83,7 +83,51 @@ PY
 	check "agent with its terminal's output suspended: exits 0 ($st), every gate query answered REFUSED ('$got')" \
 		"$st:$got" = 0:rcode5,rcode5,rcode5
 else
-	skip "PID 1 with the terminal's output suspended" "script(1) not installed"
+	skip "PID 1 with the terminal's output suspended" "script(1) or /usr/bin/python3 not installed"
+fi
+
+# 3. Leftovers that ignore SIGTERM and fork without pause (orphans
+# reparenting to PID 1 and dying, a SIGCHLD storm) after the agent exits:
+# PID 1 still reaps, sends SIGKILL after its grace period and exits with
+# the agent's status. RLIMIT_NPROC keeps the storm small.
+if [ -x /usr/bin/python3 ]; then
+	cat >"$IE/out/storm.py" <<'PY'
+import os, resource, signal, sys, time
+resource.setrlimit(resource.RLIMIT_NPROC, (300, 300))
+for k in range(4):
+    if os.fork() == 0:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        os.setsid()
+        end = time.time() + 60
+        while time.time() < end:
+            try:
+                p = os.fork()
+            except OSError:
+                continue
+            if p == 0:
+                try:
+                    if os.fork() == 0:
+                        os._exit(0)
+                except OSError:
+                    pass
+                os._exit(0)
+            try:
+                os.waitpid(p, 0)
+            except OSError:
+                pass
+        os._exit(0)
+time.sleep(0.5)
+sys.exit(7)
+PY
+	chmod 0644 "$IE/out/storm.py"
+	t0=$SECONDS
+	st=0
+	initenv_run HOST_UID=2345 HOST_GID=2345 -- /usr/bin/python3 "$IE/out/storm.py" >/dev/null 2>&1 || st=$?
+	took=$((SECONDS - t0))
+	check "fork storm left behind: PID 1 exits with the agent's status 7 ($st) within 20 s (${took} s)" \
+		"$st" -eq 7 -a "$took" -le 20
+else
+	skip "PID 1 under a fork storm" "/usr/bin/python3 not installed"
 fi
 
 tap_done
