@@ -666,9 +666,13 @@ static void udp_read(struct gate *g, int fd, enum gate_fd_kind kind)
 	}
 }
 
+/* Bounded like udp_read(): an agent connecting from many processes as fast
+ * as PID 1 accepts (and closes the surplus) must not keep PID 1 in here,
+ * away from reaping and signal forwarding. poll() is level-triggered, so
+ * what is left is accepted next round. */
 static void tcp_accept(struct gate *g, int lfd)
 {
-	for (;;) {
+	for (unsigned k = 0; k < GATE_TCP_ACCEPT_BATCH; k++) {
 		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		size_t i;
 

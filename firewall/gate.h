@@ -30,6 +30,7 @@
 #define GATE_MAX_RESPONSE 8192     /* > the largest response the gate builds */
 #define GATE_MAX_ENTRIES_PER_NAME 8 /* allowlist entries (port ranges) one name collects */
 #define GATE_UDP_BATCH 64          /* datagrams read per socket per loop round */
+#define GATE_TCP_ACCEPT_BATCH 64   /* connections accepted per listener per loop round */
 #define GATE_UPSTREAM_TIMEOUT_MS 2000
 #define GATE_UPSTREAM_TRIES 2
 #define GATE_LOG_INTERVAL_MS 10000 /* rate limit of refused/rebinding log lines */

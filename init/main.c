@@ -13,7 +13,9 @@
 #include "fwstep.h"
 #include "homeown.h"
 #include "log.h"
+#include "logfd.h"
 #include "loop.h"
+#include "macros.h"
 #include "memtrim.h"
 #include "privdrop.h"
 #include "reaper.h"
@@ -30,6 +32,8 @@ static struct reaper reaper;
 static scmp_filter_ctx filter;
 /* The firewall lives as long as PID 1: the DNS gate in the loop uses it. */
 static struct fwstep fw;
+/* PID 1's non-blocking stderr between its opening and installation. */
+static int logfd = -1;
 
 static int run(int argc, char **argv)
 {
@@ -76,6 +80,12 @@ static int run(int argc, char **argv)
 	 *    loads it last and execs the agent. */
 	if (seccomp_prepare(cfg.seccomp, &filter) < 0)
 		return EXIT_INIT_SECCOMP;
+	/* PID 1's own non-blocking stderr, opened before the agent exists
+	 * (logfd.h), installed once it runs. */
+	r = logfd_reopen_stderr(&logfd);
+	if (r < 0)
+		log_warn_errno(r, "Cannot reopen stderr without blocking: %s, PID 1's log lines may block",
+			       strerror(-(r)));
 	r = spawn_agent(&(struct spawn_plan){
 				.argv = cfg.command,
 				.user = INIT_USER,
@@ -95,8 +105,12 @@ static int run(int argc, char **argv)
 	filter = NULL;
 	config_free(&cfg);
 
-	/* 7. PID 1 keeps only CAP_KILL (plus what step 3 registered), then
-	 *    reaps, forwards signals and exits with the agent's status. */
+	/* 7. PID 1 logs without blocking on the terminal the agent now owns,
+	 *    keeps only CAP_KILL (plus what step 3 registered), then reaps,
+	 *    forwards signals and exits with the agent's status. */
+	r = logfd_install_stderr(TAKE_FD(logfd));
+	if (r < 0)
+		log_warn_errno(r, "Cannot install the non-blocking stderr: %s, continuing", strerror(-(r)));
 	r = privdrop_pid1(cfg.pid1_keep_caps);
 	if (r < 0)
 		log_error_errno(r, "Cannot drop PID 1's capabilities: %s, continuing", strerror(-(r)));
@@ -108,9 +122,14 @@ int main(int argc, char **argv)
 {
 	int r;
 
+	/* Before anything opens a descriptor (see logfd.h). */
+	r = logfd_fill_stdio();
+	if (r < 0)
+		return EXIT_INIT_INTERNAL;
 	log_setup("sandbox-init");
 	r = run(argc, argv);
 	/* Failed starts exit here too: release what start-up held. */
+	logfd = safe_close(logfd);
 	seccomp_release(filter);
 	config_free(&cfg);
 	return r;

@@ -18,6 +18,7 @@
 #define CS_AF_PACKET 17ULL
 #define CS_AF_VSOCK 40ULL
 #define CS_SOCK_RAW 3ULL
+#define CS_SOCK_PACKET 10ULL
 #define CS_SOCK_TYPE_MASK 0xfULL
 #define CS_TIOCSTI 0x5412ULL
 #define CS_TIOCLINUX 0x541cULL
@@ -98,6 +99,10 @@ static const struct seccomp_rule rules[] = {
 	 * vsock talks to the hypervisor. The family is an int: low 32 bits. */
 	DENY_IF("socket", 0, CS_LOW32, CS_AF_PACKET),
 	DENY_IF("socket", 0, CS_LOW32, CS_AF_VSOCK),
+	/* (AF_INET, SOCK_PACKET) is the obsolete spelling of a packet socket:
+	 * __sock_create() turns it into AF_PACKET, past the family rule
+	 * above. No family has another use for the type: refuse it in all. */
+	DENY_IF("socket", 1, CS_SOCK_TYPE_MASK, CS_SOCK_PACKET),
 	/* SOCK_RAW in any family except netlink, where SOCK_RAW and
 	 * SOCK_DGRAM mean the same thing (so refusing one protects nothing)
 	 * and glibc's getifaddrs() and getaddrinfo(AI_ADDRCONFIG) use it. The

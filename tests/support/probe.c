@@ -394,6 +394,9 @@ static long call_socket_packet_flags(void)
 /* packet_create() checks CAP_NET_RAW first. */
 static long call_socket_packet_raw(void) { return sock(AF_PACKET, SOCK_RAW, 0); }
 static long call_socket_packet_dgram(void) { return sock(AF_PACKET, SOCK_DGRAM, 0); }
+/* The obsolete (AF_INET, SOCK_PACKET): the kernel makes it an AF_PACKET
+ * socket (CAP_NET_RAW checked first). */
+static long call_socket_inet_packet(void) { return sock(AF_INET, SOCK_PACKET, 0); }
 /* Succeeds, or EAFNOSUPPORT when the vsock module is absent. */
 static long call_socket_vsock(void) { return sock(AF_VSOCK, SOCK_STREAM, 0); }
 static long call_socket_vsock_flags(void)
@@ -507,6 +510,7 @@ static const struct syscall_case syscall_cases[] = {
 	{ "socket_packet_nonblock_cloexec", EXPECT_BLOCKED, call_socket_packet_flags },
 	{ "socket_packet_raw", EXPECT_BLOCKED_CAP, call_socket_packet_raw },
 	{ "socket_packet_dgram", EXPECT_BLOCKED_CAP, call_socket_packet_dgram },
+	{ "socket_inet_packet", EXPECT_BLOCKED_CAP, call_socket_inet_packet },
 	{ "socket_vsock", EXPECT_BLOCKED, call_socket_vsock },
 	{ "socket_vsock_nonblock_cloexec", EXPECT_BLOCKED, call_socket_vsock_flags },
 	{ "socket_raw4", EXPECT_BLOCKED, call_socket_raw4 },
