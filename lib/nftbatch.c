@@ -83,7 +83,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct nftnl_table *, nftnl_table_free)
 #define LOOPBACK_IFINDEX 1 /* "lo" is ifindex 1 in every network namespace */
 
 #define NFTBATCH_HDR_SLACK 256 /* batch begin/end and rounding */
-#define NFTBATCH_RULES_MAX 64
+#define NFTBATCH_RULES_MAX 80
 #define NFTBATCH_ELEM_BOUND 96
 
 /* Never allowed even when a name resolves to them (cloud metadata and
@@ -115,6 +115,16 @@ static unsigned addr_bits(int family)
 static const uint8_t *elem_bytes(const struct nftbatch_elem *e)
 {
 	return e->family == AF_INET ? (const uint8_t *)&e->addr.v4 : (const uint8_t *)&e->addr.v6;
+}
+
+/* 127.0.0.0/8 or ::1 */
+static bool addr_is_loopback(int family, const uint8_t *a)
+{
+	static const struct in6_addr lo6 = IN6ADDR_LOOPBACK_INIT;
+
+	if (family == AF_INET)
+		return a[0] == 127;
+	return memcmp(a, &lo6, sizeof(lo6)) == 0;
 }
 
 /* True when the first prefix_len bits of a and b agree. */
@@ -987,9 +997,6 @@ static int build_rules(struct ctx *c, const struct nftbatch_config *cfg)
 	}
 
 	/* chain output (policy drop) */
-	/* ct state established,related accept
-	 * Replies and ICMP errors of flows some rule below admitted. */
-	RULE(CHAIN_OUTPUT, rb_ct_established(&rb); rb_verdict(&rb, NF_ACCEPT, NULL));
 	/* oif "lo" ip daddr 127.0.0.1 udp dport 53 accept   (and tcp; ::1 likewise)
 	 * The DNS gate in PID 1: the agent's only resolver. */
 	for (int fam = 0; fam < 2; fam++)
@@ -1027,6 +1034,29 @@ static int build_rules(struct ctx *c, const struct nftbatch_config *cfg)
 			rb_counter(&rb);
 			rb_verdict(&rb, NFT_JUMP, CHAIN_BLOCKED);
 		});
+	/* ip daddr 127.0.0.11 counter jump blocked   (each loopback upstream)
+	 * A loopback upstream is the engine's resolver (Docker's embedded
+	 * DNS at 127.0.0.11 answers on a random port besides the NATed 53,
+	 * visible in /proc/net/udp) and forwards any name: only PID 1's port
+	 * 53 queries above may reach it, never the loopback accept below. */
+	for (size_t i = 0; i < cfg->n_upstreams; i++) {
+		const struct nftbatch_elem *u = &cfg->upstreams[i];
+		if (!addr_is_loopback(u->family, elem_bytes(u)))
+			continue;
+		RULE(CHAIN_OUTPUT, {
+			rb_daddr(&rb, u->family, elem_bytes(u), addr_bits(u->family));
+			rb_counter(&rb);
+			rb_verdict(&rb, NFT_JUMP, CHAIN_BLOCKED);
+		});
+	}
+	/* ct state established,related accept
+	 * Replies and ICMP errors of flows some rule admitted. After the DNS
+	 * rules: a UDP flow PID 1 opened to the upstream stays "established"
+	 * in conntrack for up to 120 s after its socket closed (and every
+	 * packet renews it), so an agent that binds the same source port
+	 * (readable in /proc/net/udp) would otherwise match it and talk DNS
+	 * to the upstream directly, past the gate. */
+	RULE(CHAIN_OUTPUT, rb_ct_established(&rb); rb_verdict(&rb, NF_ACCEPT, NULL));
 	/* oif "lo" ip daddr 127.0.0.0/8 accept;  oif "lo" ip6 daddr ::1 accept
 	 * Local services (a dev server the agent started); nothing on lo
 	 * leaves the network namespace. */

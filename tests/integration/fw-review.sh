@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Attacks on the egress firewall found in review, each with its control:
+# - the agent reuses the conntrack entry of PID 1's own upstream DNS flow
+#   (same source port, after PID 1's socket closed) to talk DNS to the
+#   upstream directly: a tunnel past the gate;
+# - the agent reaches a loopback upstream resolver (Docker's embedded DNS
+#   at 127.0.0.11 listens on a random port besides the NATed 53) on a port
+#   other than 53.
+# Runs fw-install in simnet's sbx namespace; never touches the initial netns.
+set -uo pipefail
+SOURCE_DIR=${SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+BUILD_DIR=${BUILD_DIR:-$SOURCE_DIR/build}
+# shellcheck source=tests/support/tap.sh
+. "$SOURCE_DIR/tests/support/tap.sh"
+# shellcheck source=tests/support/simnet.sh
+. "$SOURCE_DIR/tests/support/simnet.sh"
+tap_require_root
+FW_INSTALL=${FW_INSTALL:-$BUILD_DIR/tests/support/fw-install}
+FW_PROBE=${FW_PROBE:-$BUILD_DIR/tests/support/fw-probe}
+for tool in ip nft dnsmasq socat dig setpriv "$FW_INSTALL" "$FW_PROBE"; do
+	if ! command -v "$tool" >/dev/null 2>&1; then
+		echo "1..0 # SKIP $tool not available"
+		exit 77
+	fi
+done
+trap simnet_down EXIT
+AGENT_UID=1000
+if ! simnet_up "cs-fwreview-$$"; then
+	echo "1..0 # SKIP simnet_up failed"
+	exit 77
+fi
+simnet_dns_set api.allowed.test "$SIMNET_HOST_A4" || exit 1
+AL=$SIMNET_DIR/allowlist
+echo api.allowed.test >"$AL"
+sbx() { simnet_exec_sbx "$@"; }
+quiet() { "$@" >/dev/null 2>&1; }
+agent() {
+	simnet_exec_sbx setpriv --reuid "$AGENT_UID" --regid "$AGENT_UID" --clear-groups \
+		--inh-caps=-all --bounding-set=-all --no-new-privs "$@"
+}
+# dig_from WHO PORT NAME: one UDP query to the upstream from source port
+# PORT; true when an answer came back
+dig_from() {
+	local who=$1 port=$2 name=$3
+	"$who" dig +time=1 +tries=1 -b "$SIMNET_SBX_V4#$port" @"$SIMNET_SIM_V4" "$name" 2>&1 |
+		grep -q 'status: '
+}
+
+# ---- 1: conntrack reuse of PID 1's upstream DNS flow ----
+PORT=40053
+ok "control: agent's direct DNS from port $PORT works without firewall" dig_from agent "$PORT" control.tunnel.test
+ok "install" quiet sbx "$FW_INSTALL" --allowlist "$AL" --resolv-conf "$SIMNET_RESOLV"
+if dig_from agent 40054 fresh.tunnel.test; then r=1; else r=0; fi
+ok "control: the agent's direct DNS from a fresh port is refused" test "$r" = 0
+# root (PID 1's uid, allowed upstream) asks from PORT: conntrack now holds
+# an established UDP flow SBX:PORT -> upstream:53 for 30-120 s
+ok "root's query upstream from port $PORT is answered" dig_from sbx "$PORT" api.allowed.test
+# the agent binds the same (now free) port and sends to the same upstream
+if dig_from agent "$PORT" exfil.tunnel.test; then r=1; else r=0; fi
+ok "agent reusing root's DNS flow (port $PORT) gets no answer" test "$r" = 0
+ok "and the upstream never saw exfil.tunnel.test" bash -c "! grep -qi 'exfil\.tunnel\.test' '$(simnet_dns_log)'"
+ok "root's query from the same port still works afterwards" dig_from sbx "$PORT" api.allowed.test
+
+# ---- 2: a loopback upstream (Docker's 127.0.0.11) on another port ----
+LOOP_RESOLV=$SIMNET_DIR/resolv.loop
+printf 'nameserver 127.0.0.11\n' >"$LOOP_RESOLV"
+simnet_spawn "$SIMNET_SBX" "$SIMNET_DIR/embedded.out" socat -T5 UDP4-RECVFROM:35353,bind=127.0.0.11,fork EXEC:'echo embedded-dns'
+simnet_spawn "$SIMNET_SBX" "$SIMNET_DIR/embedded-tcp.out" socat TCP4-LISTEN:35353,bind=127.0.0.11,fork,reuseaddr EXEC:'echo embedded-dns'
+simnet_spawn "$SIMNET_SBX" "$SIMNET_DIR/local.out" socat TCP4-LISTEN:35354,bind=127.0.0.1,fork,reuseaddr EXEC:'echo local'
+wait_until 5 bash -c "ip netns exec '$SIMNET_SBX' ss -ltn | grep -q 127.0.0.11:35353" || diag "tcp listener not up"
+wait_until 5 bash -c "ip netns exec '$SIMNET_SBX' ss -ltn | grep -q 127.0.0.1:35354" || diag "local listener not up"
+ok "install with upstream 127.0.0.11" quiet sbx "$FW_INSTALL" --allowlist "$AL" --resolv-conf "$LOOP_RESOLV"
+udp=$(agent "$FW_PROBE" udp 127.0.0.11 35353 1000 2>/dev/null)
+check "agent's UDP to the loopback resolver's other port fails ($udp)" "${udp%% *}" != ok
+tcp=$(agent "$FW_PROBE" tcp 127.0.0.11 35353 1000 2>/dev/null)
+check "agent's TCP to the loopback resolver's other port fails ($tcp)" "${tcp%% *}" != ok
+lo=$(agent "$FW_PROBE" tcp 127.0.0.1 35354 1000 2>/dev/null)
+check "other loopback addresses stay open to local services ($lo)" "${lo%% *}" = ok
+simnet_spawn "$SIMNET_SBX" "$SIMNET_DIR/embedded53.out" socat -T5 UDP4-RECVFROM:53,bind=127.0.0.11,fork EXEC:'echo embedded-dns'
+wait_until 5 bash -c "ip netns exec '$SIMNET_SBX' ss -lun | grep -q 127.0.0.11:53" || diag "udp 53 listener not up"
+ok "root (PID 1) still queries the loopback resolver on port 53" bash -c "ip netns exec '$SIMNET_SBX' '$FW_PROBE' udp 127.0.0.11 53 1000 | grep -q '^ok'"
+d53=$(agent "$FW_PROBE" udp 127.0.0.11 53 1000 2>/dev/null)
+check "the agent does not ($d53)" "${d53%% *}" != ok
+
+sbx nft delete table inet code_sandbox
+tap_done
