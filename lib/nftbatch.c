@@ -83,7 +83,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct nftnl_table *, nftnl_table_free)
 #define LOOPBACK_IFINDEX 1 /* "lo" is ifindex 1 in every network namespace */
 
 #define NFTBATCH_HDR_SLACK 256 /* batch begin/end and rounding */
-#define NFTBATCH_RULES_MAX 80
+#define NFTBATCH_RULES_MAX 96
 #define NFTBATCH_ELEM_BOUND 96
 
 /* Never allowed even when a name resolves to them (cloud metadata and
@@ -531,8 +531,8 @@ static void rb_payload(struct rb *rb, uint32_t base, uint32_t offset, uint32_t l
 }
 
 /* ip daddr ADDR/PREFIX  or  ip6 daddr ADDR/PREFIX (with its nfproto
- * dependency, as nft generates it in the inet family). */
-static void rb_daddr(struct rb *rb, int family, const void *addr, unsigned prefix_len)
+ * dependency, as nft generates it in the inet family); saddr when src. */
+static void rb_addr(struct rb *rb, int family, const void *addr, unsigned prefix_len, bool src)
 {
 	size_t len = addr_len(family);
 	uint8_t mask[16], net[16], zero[16] = { 0 };
@@ -540,7 +540,8 @@ static void rb_daddr(struct rb *rb, int family, const void *addr, unsigned prefi
 
 	rb_nfproto(rb, family);
 	rb_payload(rb, NFT_PAYLOAD_NETWORK_HEADER,
-		   family == AF_INET ? 16 /* iphdr daddr */ : 24 /* ipv6hdr daddr */,
+		   family == AF_INET ? (src ? 12u /* iphdr saddr */ : 16u /* iphdr daddr */)
+				     : (src ? 8u /* ipv6hdr saddr */ : 24u /* ipv6hdr daddr */),
 		   (uint32_t)len, NFT_REG_1);
 	prefix_mask(mask, len, prefix_len);
 	memcpy(net, addr, len);
@@ -559,9 +560,15 @@ static void rb_daddr(struct rb *rb, int family, const void *addr, unsigned prefi
 	rb_cmp(rb, NFT_CMP_EQ, net, (uint32_t)len);
 	(void)inet_ntop(family, net, a, sizeof(a));
 	if (prefix_len < addr_bits(family))
-		rb_text(rb, "%s daddr %s/%u ", family == AF_INET ? "ip" : "ip6", a, prefix_len);
+		rb_text(rb, "%s %s %s/%u ", family == AF_INET ? "ip" : "ip6", src ? "saddr" : "daddr",
+			a, prefix_len);
 	else
-		rb_text(rb, "%s daddr %s ", family == AF_INET ? "ip" : "ip6", a);
+		rb_text(rb, "%s %s %s ", family == AF_INET ? "ip" : "ip6", src ? "saddr" : "daddr", a);
+}
+
+static void rb_daddr(struct rb *rb, int family, const void *addr, unsigned prefix_len)
+{
+	rb_addr(rb, family, addr, prefix_len, false);
 }
 
 /* tcp/udp dport LO[-HI] */
@@ -1049,6 +1056,33 @@ static int build_rules(struct ctx *c, const struct nftbatch_config *cfg)
 			rb_verdict(&rb, NFT_JUMP, CHAIN_BLOCKED);
 		});
 	}
+	/* meta skuid != 0 ip saddr UPSTREAM counter jump blocked   (each upstream)
+	 * A forged upstream answer. IPV6_FREEBIND needs no privilege and
+	 * lets the agent send from a non-local IPv6 address; engines set
+	 * ip_unprivileged_port_start=0 (Docker does), so it can send from
+	 * [UPSTREAM]:53 to PID 1's c-ares socket (port in /proc/net/udp):
+	 * conntrack calls that the reply direction of PID 1's flow,
+	 * "established", and c-ares checks only the source and a 16-bit id.
+	 * A forged A record for an allowed name would make the gate admit
+	 * any address. Same for a loopback upstream, which is a local
+	 * address the agent may bind. Packets without a socket do not match
+	 * (meta skuid breaks); the engine's own resolver replies from
+	 * 127.0.0.11 as root. */
+	for (size_t i = 0; i < cfg->n_upstreams; i++)
+		RULE(CHAIN_OUTPUT, {
+			const struct nftbatch_elem *u = &cfg->upstreams[i];
+			uint32_t root = 0;
+			struct nftnl_expr *e = rb_expr(&rb, "meta");
+			if (e) {
+				nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, NFT_META_SKUID);
+				nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, NFT_REG_1);
+			}
+			rb_cmp(&rb, NFT_CMP_NEQ, &root, sizeof(root));
+			rb_text(&rb, "meta skuid != 0 ");
+			rb_addr(&rb, u->family, elem_bytes(u), addr_bits(u->family), true);
+			rb_counter(&rb);
+			rb_verdict(&rb, NFT_JUMP, CHAIN_BLOCKED);
+		});
 	/* ct state established,related accept
 	 * Replies and ICMP errors of flows some rule admitted. After the DNS
 	 * rules: a UDP flow PID 1 opened to the upstream stays "established"

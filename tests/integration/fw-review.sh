@@ -3,6 +3,8 @@
 # - the agent reuses the conntrack entry of PID 1's own upstream DNS flow
 #   (same source port, after PID 1's socket closed) to talk DNS to the
 #   upstream directly: a tunnel past the gate;
+# - the agent forges answers from the upstream to PID 1's resolver socket
+#   (IPV6_FREEBIND, unprivileged port 53 as under Docker);
 # - the agent reaches a loopback upstream resolver (Docker's embedded DNS
 #   at 127.0.0.11 listens on a random port besides the NATed 53) on a port
 #   other than 53.
@@ -17,7 +19,7 @@ BUILD_DIR=${BUILD_DIR:-$SOURCE_DIR/build}
 tap_require_root
 FW_INSTALL=${FW_INSTALL:-$BUILD_DIR/tests/support/fw-install}
 FW_PROBE=${FW_PROBE:-$BUILD_DIR/tests/support/fw-probe}
-for tool in ip nft dnsmasq socat dig setpriv "$FW_INSTALL" "$FW_PROBE"; do
+for tool in ip nft dnsmasq socat dig setpriv /usr/bin/python3 "$FW_INSTALL" "$FW_PROBE"; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
 		echo "1..0 # SKIP $tool not available"
 		exit 77
@@ -25,6 +27,7 @@ for tool in ip nft dnsmasq socat dig setpriv "$FW_INSTALL" "$FW_PROBE"; do
 done
 trap simnet_down EXIT
 AGENT_UID=1000
+PYTHON=/usr/bin/python3
 if ! simnet_up "cs-fwreview-$$"; then
 	echo "1..0 # SKIP simnet_up failed"
 	exit 77
@@ -77,10 +80,71 @@ check "agent's TCP to the loopback resolver's other port fails ($tcp)" "${tcp%% 
 lo=$(agent "$FW_PROBE" tcp 127.0.0.1 35354 1000 2>/dev/null)
 check "other loopback addresses stay open to local services ($lo)" "${lo%% *}" = ok
 simnet_spawn "$SIMNET_SBX" "$SIMNET_DIR/embedded53.out" socat -T5 UDP4-RECVFROM:53,bind=127.0.0.11,fork EXEC:'echo embedded-dns'
-wait_until 5 bash -c "ip netns exec '$SIMNET_SBX' ss -lun | grep -q 127.0.0.11:53" || diag "udp 53 listener not up"
-ok "root (PID 1) still queries the loopback resolver on port 53" bash -c "ip netns exec '$SIMNET_SBX' '$FW_PROBE' udp 127.0.0.11 53 1000 | grep -q '^ok'"
+wait_until 5 bash -c "ip netns exec '$SIMNET_SBX' ss -lun | grep -q '127.0.0.11:53 '" || diag "udp 53 listener not up"
+ok "root (PID 1) still queries the loopback resolver on port 53" bash -c "ip netns exec '$SIMNET_SBX' '$FW_PROBE' udp 127.0.0.11 53 3000 | grep -q '^ok'"
 d53=$(agent "$FW_PROBE" udp 127.0.0.11 53 1000 2>/dev/null)
 check "the agent does not ($d53)" "${d53%% *}" != ok
+
+# ---- 3: the agent forges the upstream's answer to PID 1's resolver socket ----
+# Docker sets net.ipv4.ip_unprivileged_port_start=0 in every container, and
+# IPV6_FREEBIND needs no privilege: the agent can bind [UPSTREAM]:53 and,
+# over IPv6, even send from it (IPv4 refuses a non-local source without
+# IP_TRANSPARENT). Its datagram to PID 1's c-ares socket (the port is in
+# /proc/net/udp) is the reply direction of PID 1's flow in conntrack
+# ("established"), and c-ares checks only the source and a 16-bit id: a
+# forged answer for an allowed name would make the gate admit any address.
+sbx sysctl -qw net.ipv4.ip_unprivileged_port_start=0
+SPOOF_RESOLV=$SIMNET_DIR/resolv.spoof
+printf 'nameserver %s\nnameserver %s\n' "$SIMNET_SIM_V4" "$SIMNET_SIM_V6" >"$SPOOF_RESOLV"
+ok "install (upstreams $SIMNET_SIM_V4 and $SIMNET_SIM_V6)" quiet sbx "$FW_INSTALL" --allowlist "$AL" --resolv-conf "$SPOOF_RESOLV"
+for up in "$SIMNET_SIM_V4" "$SIMNET_SIM_V6"; do
+	fam=4
+	[[ $up == *:* ]] && fam=6
+	VICTIM_OUT=$SIMNET_DIR/victim$fam.out
+	# PID 1's resolver socket: root, connected to the upstream's port 53,
+	# one real query out (the conntrack entry), then it reads for 3 s.
+	simnet_spawn "$SIMNET_SBX" "$VICTIM_OUT" "$PYTHON" -c '
+import socket, sys, time
+fam = socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
+s = socket.socket(fam, socket.SOCK_DGRAM)
+s.connect((sys.argv[1], 53))
+print("port", s.getsockname()[0], s.getsockname()[1], flush=True)
+s.send(bytes.fromhex("12340100000100000000000003617069" "07616c6c6f7765640474657374000001" "0001"))
+s.settimeout(3)
+end = time.monotonic() + 3
+while time.monotonic() < end:
+    try:
+        d = s.recv(512)
+    except socket.timeout:
+        break
+    print("forged" if d == b"FORGED" else "real", flush=True)
+' "$up"
+	VICTIM_PID=${SIMNET_PIDS[-1]}
+	wait_until 5 grep -qs '^real' "$VICTIM_OUT" || diag "victim:" "$(cat "$VICTIM_OUT")"
+	read -r _ vaddr vport < <(grep '^port' "$VICTIM_OUT")
+	spoof=$(agent "$PYTHON" -c '
+import socket, sys
+six = ":" in sys.argv[1]
+s = socket.socket(socket.AF_INET6 if six else socket.AF_INET, socket.SOCK_DGRAM)
+if six:
+    s.setsockopt(socket.IPPROTO_IPV6, 78, 1)  # IPV6_FREEBIND
+else:
+    s.setsockopt(socket.IPPROTO_IP, 15, 1)  # IP_FREEBIND
+try:
+    s.bind((sys.argv[1], 53))
+except OSError as e:
+    print("bind", e.errno); sys.exit(0)
+try:
+    s.sendto(b"FORGED", (sys.argv[2], int(sys.argv[3])))
+    print("sent")
+except OSError as e:
+    print("send", e.errno)
+' "$up" "$vaddr" "$vport" 2>&1)
+	diag "agent spoofing $up port 53 -> $vaddr port $vport: $spoof"
+	ok "IPv$fam control: the agent can bind the upstream's address and port 53" grep -q '^sent\|^send' <<<"$spoof"
+	wait_until 5 bash -c "! kill -0 $VICTIM_PID 2>/dev/null" || true
+	ok "IPv$fam: PID 1's resolver socket received no forged answer" bash -c "! grep -q '^forged' '$VICTIM_OUT'"
+done
 
 sbx nft delete table inet code_sandbox
 tap_done

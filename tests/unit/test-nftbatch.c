@@ -189,7 +189,9 @@ TEST(every_rule_is_present)
 		"rule blocked#0: limit rate 10/second burst 20 packets log prefix \"code-sandbox blocked: \" group 1053",
 		"rule blocked#1: meta l4proto tcp counter reject with tcp reset",
 		"rule blocked#2: counter reject with icmpx admin-prohibited",
-		"rule output#10: ct state established,related accept",
+		"meta skuid != 0 ip saddr 10.201.0.1 counter jump blocked",
+		"meta skuid != 0 ip6 saddr 2001:db8:53::1 counter jump blocked",
+		"rule output#12: ct state established,related accept",
 		"oif \"lo\" ip daddr 127.0.0.1 udp dport 53 accept",
 		"oif \"lo\" ip daddr 127.0.0.1 tcp dport 53 accept",
 		"oif \"lo\" ip6 daddr ::1 udp dport 53 accept",
@@ -210,7 +212,7 @@ TEST(every_rule_is_present)
 		"ip6 daddr fe80::/10 counter jump blocked",
 		"ip daddr . tcp dport @allow_v4 counter accept",
 		"ip6 daddr . tcp dport @allow_v6 counter accept",
-		"output#23: counter jump blocked",
+		"output#25: counter jump blocked",
 		"rule input#0: ct state established,related accept",
 		"rule input#1: iif \"lo\" accept",
 		"rule input#5: counter",
@@ -232,7 +234,7 @@ TEST(every_rule_is_present)
 	 * DNS reject precedes the loopback accept and the established accept
 	 * (an agent must not ride PID 1's upstream DNS flow in conntrack) */
 	const struct nftbatch_msg *m;
-	int exc = -1, blk = -1, set = -1, dns = -1, lo = -1, tdns = -1, est = -1;
+	int exc = -1, blk = -1, set = -1, dns = -1, lo = -1, tdns = -1, est = -1, spoof = -1;
 	for (size_t i = 0; i < b.n_msgs; i++) {
 		m = &b.msgs[i];
 		if (strstr(m->desc, "169.254.169.254 tcp dport 80 accept"))
@@ -247,11 +249,15 @@ TEST(every_rule_is_present)
 			tdns = (int)i;
 		if (strstr(m->desc, "output#") && strstr(m->desc, "ct state established"))
 			est = (int)i;
+		if (strstr(m->desc, "meta skuid != 0 ip6 saddr"))
+			spoof = (int)i;
 		if (strstr(m->desc, "127.0.0.0/8 accept"))
 			lo = (int)i;
 	}
 	EXPECT_TRUE(exc < blk && blk < set && dns < lo);
 	EXPECT_TRUE(dns >= 0 && tdns >= 0 && dns < est && tdns < est);
+	/* a forged upstream answer is refused before conntrack calls it a reply */
+	EXPECT_TRUE(spoof >= 0 && spoof < est && spoof < lo);
 	nftbatch_done(&b);
 	free(buf);
 }
