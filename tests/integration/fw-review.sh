@@ -7,7 +7,8 @@
 #   (IPV6_FREEBIND, unprivileged port 53 as under Docker);
 # - the agent reaches a loopback upstream resolver (Docker's embedded DNS
 #   at 127.0.0.11 listens on a random port besides the NATed 53) on a port
-#   other than 53.
+#   other than 53;
+# - a resolv.conf the agent could write (it picks the next start's upstream).
 # Runs fw-install in simnet's sbx namespace; never touches the initial netns.
 set -uo pipefail
 SOURCE_DIR=${SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -79,9 +80,17 @@ tcp=$(agent "$FW_PROBE" tcp 127.0.0.11 35353 1000 2>/dev/null)
 check "agent's TCP to the loopback resolver's other port fails ($tcp)" "${tcp%% *}" != ok
 lo=$(agent "$FW_PROBE" tcp 127.0.0.1 35354 1000 2>/dev/null)
 check "other loopback addresses stay open to local services ($lo)" "${lo%% *}" = ok
-simnet_spawn "$SIMNET_SBX" "$SIMNET_DIR/embedded53.out" socat -T5 UDP4-RECVFROM:53,bind=127.0.0.11,fork EXEC:'echo embedded-dns'
+simnet_spawn "$SIMNET_SBX" "$SIMNET_DIR/embedded53.out" "$PYTHON" -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.11", 53))
+while True:
+    d, peer = s.recvfrom(512)
+    s.sendto(b"embedded-dns", peer)
+'
 wait_until 5 bash -c "ip netns exec '$SIMNET_SBX' ss -lun | grep -q '127.0.0.11:53 '" || diag "udp 53 listener not up"
-ok "root (PID 1) still queries the loopback resolver on port 53" bash -c "ip netns exec '$SIMNET_SBX' '$FW_PROBE' udp 127.0.0.11 53 3000 | grep -q '^ok'"
+r53=$(sbx "$FW_PROBE" udp 127.0.0.11 53 3000 2>&1)
+check "root (PID 1) still queries the loopback resolver on port 53 ($r53)" "${r53%% *}" = ok
 d53=$(agent "$FW_PROBE" udp 127.0.0.11 53 1000 2>/dev/null)
 check "the agent does not ($d53)" "${d53%% *}" != ok
 
@@ -146,5 +155,24 @@ except OSError as e:
 	ok "IPv$fam: PID 1's resolver socket received no forged answer" bash -c "! grep -q '^forged' '$VICTIM_OUT'"
 done
 
+# ---- 4: a resolv.conf the agent could write chooses the next start's upstream ----
+# The gate forwards allowed names to that upstream and admits what it
+# answers: whoever writes the file decides which addresses open. PID 1
+# refuses one that anyone but root may write (or that root does not own).
 sbx nft delete table inet code_sandbox
+BAD_RESOLV=$SIMNET_DIR/resolv.bad
+printf 'nameserver %s\n' "$SIMNET_SIM_V4" >"$BAD_RESOLV"
+chmod 0644 "$BAD_RESOLV"
+ok "control: a root-owned 0644 resolv.conf is accepted" quiet sbx "$FW_INSTALL" --allowlist "$AL" --resolv-conf "$BAD_RESOLV"
+sbx nft delete table inet code_sandbox
+chmod 0666 "$BAD_RESOLV"
+out=$(sbx "$FW_INSTALL" --allowlist "$AL" --resolv-conf "$BAD_RESOLV" 2>&1); st=$?
+check "world-writable resolv.conf stops the start (exit $st)" "$st" != 0
+ok "and the error names it" grep -q "resolv.bad.*writable" <<<"$out"
+chmod 0644 "$BAD_RESOLV"
+chown "$AGENT_UID" "$BAD_RESOLV"
+out=$(sbx "$FW_INSTALL" --allowlist "$AL" --resolv-conf "$BAD_RESOLV" 2>&1); st=$?
+check "resolv.conf owned by the agent's uid stops the start (exit $st)" "$st" != 0
+ok "no table was installed" bash -c "! ip netns exec '$SIMNET_SBX' nft list table inet code_sandbox >/dev/null 2>&1"
+
 tap_done
