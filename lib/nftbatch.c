@@ -589,6 +589,17 @@ static void rb_dport(struct rb *rb, uint8_t proto, uint16_t lo, uint16_t hi)
 	}
 }
 
+/* tcp/udp sport PORT */
+static void rb_sport(struct rb *rb, uint8_t proto, uint16_t port)
+{
+	uint16_t bport = htons(port);
+
+	rb_l4proto(rb, proto);
+	rb_payload(rb, NFT_PAYLOAD_TRANSPORT_HEADER, 0 /* source port */, 2, NFT_REG_1);
+	rb_cmp(rb, NFT_CMP_EQ, &bport, sizeof(bport));
+	rb_text(rb, "%s sport %u ", proto == IPPROTO_TCP ? "tcp" : "udp", port);
+}
+
 static void rb_oif_lo(struct rb *rb, bool input)
 {
 	uint32_t idx = LOOPBACK_IFINDEX;
@@ -1056,7 +1067,8 @@ static int build_rules(struct ctx *c, const struct nftbatch_config *cfg)
 			rb_verdict(&rb, NFT_JUMP, CHAIN_BLOCKED);
 		});
 	}
-	/* meta skuid != 0 ip saddr UPSTREAM counter jump blocked   (each upstream)
+	/* meta skuid != 0 ip saddr UPSTREAM udp sport 53 counter jump blocked
+	 * (and tcp; each upstream)
 	 * A forged upstream answer. IPV6_FREEBIND needs no privilege and
 	 * lets the agent send from a non-local IPv6 address; engines set
 	 * ip_unprivileged_port_start=0 (Docker does), so it can send from
@@ -1065,24 +1077,29 @@ static int build_rules(struct ctx *c, const struct nftbatch_config *cfg)
 	 * "established", and c-ares checks only the source and a 16-bit id.
 	 * A forged A record for an allowed name would make the gate admit
 	 * any address. Same for a loopback upstream, which is a local
-	 * address the agent may bind. Packets without a socket do not match
-	 * (meta skuid breaks); the engine's own resolver replies from
-	 * 127.0.0.11 as root. */
+	 * address the agent may bind. Only source port 53, the one c-ares
+	 * accepts: the engine's own loopback resolver (Docker's 127.0.0.11)
+	 * answers from its real, random port (the nat hook maps it back to
+	 * 53 only after this chain), and its socket's uid need not be 0
+	 * here (under userns-remap the daemon's root is unmapped). Packets
+	 * without a socket do not match (meta skuid breaks). */
 	for (size_t i = 0; i < cfg->n_upstreams; i++)
-		RULE(CHAIN_OUTPUT, {
-			const struct nftbatch_elem *u = &cfg->upstreams[i];
-			uint32_t root = 0;
-			struct nftnl_expr *e = rb_expr(&rb, "meta");
-			if (e) {
-				nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, NFT_META_SKUID);
-				nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, NFT_REG_1);
-			}
-			rb_cmp(&rb, NFT_CMP_NEQ, &root, sizeof(root));
-			rb_text(&rb, "meta skuid != 0 ");
-			rb_addr(&rb, u->family, elem_bytes(u), addr_bits(u->family), true);
-			rb_counter(&rb);
-			rb_verdict(&rb, NFT_JUMP, CHAIN_BLOCKED);
-		});
+		for (int tcp = 0; tcp < 2; tcp++)
+			RULE(CHAIN_OUTPUT, {
+				const struct nftbatch_elem *u = &cfg->upstreams[i];
+				uint32_t root = 0;
+				struct nftnl_expr *e = rb_expr(&rb, "meta");
+				if (e) {
+					nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, NFT_META_SKUID);
+					nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, NFT_REG_1);
+				}
+				rb_cmp(&rb, NFT_CMP_NEQ, &root, sizeof(root));
+				rb_text(&rb, "meta skuid != 0 ");
+				rb_addr(&rb, u->family, elem_bytes(u), addr_bits(u->family), true);
+				rb_sport(&rb, tcp ? IPPROTO_TCP : IPPROTO_UDP, 53);
+				rb_counter(&rb);
+				rb_verdict(&rb, NFT_JUMP, CHAIN_BLOCKED);
+			});
 	/* ct state established,related accept
 	 * Replies and ICMP errors of flows some rule admitted. After the DNS
 	 * rules: a UDP flow PID 1 opened to the upstream stays "established"

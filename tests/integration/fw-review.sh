@@ -66,13 +66,36 @@ ok "and the upstream never saw exfil.tunnel.test" bash -c "! grep -qi 'exfil\.tu
 ok "root's query from the same port still works afterwards" dig_from sbx "$PORT" api.allowed.test
 
 # ---- 2: a loopback upstream (Docker's 127.0.0.11) on another port ----
+# As Docker sets it up: the resolver listens on 127.0.0.11:RANDOM (here
+# 35353) and a nat rule in the container's namespace sends 127.0.0.11:53
+# there. It runs as uid 65534 here, which is what the socket of the
+# engine's daemon looks like under userns-remap (a uid the container's user
+# namespace does not map): its replies must still reach PID 1.
 LOOP_RESOLV=$SIMNET_DIR/resolv.loop
 printf 'nameserver 127.0.0.11\n' >"$LOOP_RESOLV"
-simnet_spawn "$SIMNET_SBX" "$SIMNET_DIR/embedded.out" socat -T5 UDP4-RECVFROM:35353,bind=127.0.0.11,fork EXEC:'echo embedded-dns'
+sbx nft -f - <<'EOF2'
+table ip cs_review_nat {
+	chain output { type nat hook output priority -100; policy accept;
+		ip daddr 127.0.0.11 udp dport 53 dnat to 127.0.0.11:35353
+		ip daddr 127.0.0.11 tcp dport 53 dnat to 127.0.0.11:35353
+	}
+}
+EOF2
+simnet_spawn "$SIMNET_SBX" "$SIMNET_DIR/embedded.out" setpriv --reuid 65534 --regid 65534 --clear-groups "$PYTHON" -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.11", 35353))
+while True:
+    d, peer = s.recvfrom(512)
+    s.sendto(b"embedded-dns", peer)
+'
 simnet_spawn "$SIMNET_SBX" "$SIMNET_DIR/embedded-tcp.out" socat TCP4-LISTEN:35353,bind=127.0.0.11,fork,reuseaddr EXEC:'echo embedded-dns'
 simnet_spawn "$SIMNET_SBX" "$SIMNET_DIR/local.out" socat TCP4-LISTEN:35354,bind=127.0.0.1,fork,reuseaddr EXEC:'echo local'
+wait_until 5 bash -c "ip netns exec '$SIMNET_SBX' ss -lun | grep -q '127.0.0.11:35353 '" || diag "udp listener not up"
 wait_until 5 bash -c "ip netns exec '$SIMNET_SBX' ss -ltn | grep -q 127.0.0.11:35353" || diag "tcp listener not up"
 wait_until 5 bash -c "ip netns exec '$SIMNET_SBX' ss -ltn | grep -q 127.0.0.1:35354" || diag "local listener not up"
+udp=$(agent "$FW_PROBE" udp 127.0.0.11 35353 3000 2>/dev/null)
+check "control: without firewall the agent reaches the resolver's own port ($udp)" "${udp%% *}" = ok
 ok "install with upstream 127.0.0.11" quiet sbx "$FW_INSTALL" --allowlist "$AL" --resolv-conf "$LOOP_RESOLV"
 udp=$(agent "$FW_PROBE" udp 127.0.0.11 35353 1000 2>/dev/null)
 check "agent's UDP to the loopback resolver's other port fails ($udp)" "${udp%% *}" != ok
@@ -80,19 +103,11 @@ tcp=$(agent "$FW_PROBE" tcp 127.0.0.11 35353 1000 2>/dev/null)
 check "agent's TCP to the loopback resolver's other port fails ($tcp)" "${tcp%% *}" != ok
 lo=$(agent "$FW_PROBE" tcp 127.0.0.1 35354 1000 2>/dev/null)
 check "other loopback addresses stay open to local services ($lo)" "${lo%% *}" = ok
-simnet_spawn "$SIMNET_SBX" "$SIMNET_DIR/embedded53.out" "$PYTHON" -c '
-import socket
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("127.0.0.11", 53))
-while True:
-    d, peer = s.recvfrom(512)
-    s.sendto(b"embedded-dns", peer)
-'
-wait_until 5 bash -c "ip netns exec '$SIMNET_SBX' ss -lun | grep -q '127.0.0.11:53 '" || diag "udp 53 listener not up"
 r53=$(sbx "$FW_PROBE" udp 127.0.0.11 53 3000 2>&1)
-check "root (PID 1) still queries the loopback resolver on port 53 ($r53)" "${r53%% *}" = ok
+check "root (PID 1) still queries the loopback resolver through the nat ($r53)" "${r53%% *}" = ok
 d53=$(agent "$FW_PROBE" udp 127.0.0.11 53 1000 2>/dev/null)
 check "the agent does not ($d53)" "${d53%% *}" != ok
+sbx nft delete table ip cs_review_nat
 
 # ---- 3: the agent forges the upstream's answer to PID 1's resolver socket ----
 # Docker sets net.ipv4.ip_unprivileged_port_start=0 in every container, and
