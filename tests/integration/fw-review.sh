@@ -9,6 +9,8 @@
 #   at 127.0.0.11 listens on a random port besides the NATed 53) on a port
 #   other than 53;
 # - a resolv.conf the agent could write (it picks the next start's upstream).
+# Also covered (no hole, kept as regression tests): ICMP echo through the
+# unprivileged ping sockets Docker enables (ping_group_range).
 # Runs fw-install in simnet's sbx namespace; never touches the initial netns.
 set -uo pipefail
 SOURCE_DIR=${SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -189,5 +191,34 @@ chown "$AGENT_UID" "$BAD_RESOLV"
 out=$(sbx "$FW_INSTALL" --allowlist "$AL" --resolv-conf "$BAD_RESOLV" 2>&1); st=$?
 check "resolv.conf owned by the agent's uid stops the start (exit $st)" "$st" != 0
 ok "no table was installed" bash -c "! ip netns exec '$SIMNET_SBX' nft list table inet code_sandbox >/dev/null 2>&1"
+
+# ---- 5: ICMP through unprivileged ping sockets ----
+# Docker sets net.ipv4.ping_group_range=0 2147483647: any uid may open a
+# SOCK_DGRAM ICMP socket (no raw socket, so seccomp does not stop it).
+# Echo requests carry arbitrary payload; the final reject must stop them.
+sbx sysctl -qw net.ipv4.ping_group_range="0 2147483647"
+ping_dgram() { # ping_dgram ADDR: "ok" when an echo reply came back
+	agent "$PYTHON" -c '
+import socket, sys
+six = ":" in sys.argv[1]
+s = socket.socket(socket.AF_INET6 if six else socket.AF_INET, socket.SOCK_DGRAM,
+                  socket.IPPROTO_ICMPV6 if six else socket.IPPROTO_ICMP)
+s.settimeout(1)
+try:
+    s.sendto(bytes([128 if six else 8, 0, 0, 0, 0, 0, 0, 1]) + b"exfil", (sys.argv[1], 0))
+    s.recv(64)
+    print("ok")
+except OSError as e:
+    print(type(e).__name__, e.errno)
+' "$1" 2>&1
+}
+p4=$(ping_dgram "$SIMNET_HOST_A4") p6=$(ping_dgram "$SIMNET_HOST_A6")
+check "control: the agent's ping socket reaches $SIMNET_HOST_A4 without firewall ($p4)" "$p4" = ok
+check "control: the agent's ping socket reaches $SIMNET_HOST_A6 without firewall ($p6)" "$p6" = ok
+ok "install" quiet sbx "$FW_INSTALL" --allowlist "$AL" --resolv-conf "$SIMNET_RESOLV"
+p4=$(ping_dgram "$SIMNET_HOST_A4") p6=$(ping_dgram "$SIMNET_HOST_A6")
+check "the agent's ping socket to an allowed address gets nothing back ($p4)" "$p4" != ok
+check "same over IPv6 ($p6)" "$p6" != ok
+sbx nft delete table inet code_sandbox
 
 tap_done
