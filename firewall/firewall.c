@@ -82,18 +82,25 @@ static void track_note(struct firewall *fw, const struct nftbatch_elem *e, uint6
 	t->expires_ms = now + e->timeout_ms;
 }
 
-/* Reads a small file whole (resolv.conf); ret_st (may be NULL) gets the
- * fstat() of what was read, after any symlink. */
+/* Reads a small regular file whole (resolv.conf); ret_st (may be NULL)
+ * gets the fstat() of what was read, after any symlink. -EINVAL for
+ * anything but a regular file. O_NONBLOCK: a FIFO in its place must not
+ * hang PID 1 at open(). */
 static int read_small_file(const char *path, char **ret, size_t *ret_len, struct stat *ret_st)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	_cleanup_free_ char *buf = NULL;
+	struct stat st;
 	size_t len = 0;
 
 	if (fd < 0)
 		return negative_errno();
-	if (ret_st && fstat(fd, ret_st) < 0)
+	if (fstat(fd, &st) < 0)
 		return negative_errno();
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	if (ret_st)
+		*ret_st = st;
 	buf = malloc(RESOLVE_MAX_RESOLV_CONF);
 	if (!buf)
 		return -ENOMEM;

@@ -191,6 +191,14 @@ chown "$AGENT_UID" "$BAD_RESOLV"
 out=$(sbx "$FW_INSTALL" --allowlist "$AL" --resolv-conf "$BAD_RESOLV" 2>&1); st=$?
 check "resolv.conf owned by the agent's uid stops the start (exit $st)" "$st" != 0
 ok "no table was installed" bash -c "! ip netns exec '$SIMNET_SBX' nft list table inet code_sandbox >/dev/null 2>&1"
+# A FIFO in its place must not hang PID 1 at open() (the allowlist loader
+# guards the same way).
+FIFO_RESOLV=$SIMNET_DIR/resolv.fifo
+mkfifo -m 0644 "$FIFO_RESOLV"
+out=$(timeout 10 ip netns exec "$SIMNET_SBX" "$FW_INSTALL" --allowlist "$AL" --resolv-conf "$FIFO_RESOLV" 2>&1); st=$?
+check "a FIFO as resolv.conf does not hang the start (exit $st)" "$st" != 124
+diag "$out"
+sbx nft delete table inet code_sandbox 2>/dev/null
 
 # ---- 5: ICMP through unprivileged ping sockets ----
 # Docker sets net.ipv4.ping_group_range=0 2147483647: any uid may open a
