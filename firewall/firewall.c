@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -81,15 +82,25 @@ static void track_note(struct firewall *fw, const struct nftbatch_elem *e, uint6
 	t->expires_ms = now + e->timeout_ms;
 }
 
-/* Reads a small file whole (resolv.conf). */
-static int read_small_file(const char *path, char **ret, size_t *ret_len)
+/* Reads a small regular file whole (resolv.conf); ret_st (may be NULL)
+ * gets the fstat() of what was read, after any symlink. -EINVAL for
+ * anything but a regular file. O_NONBLOCK: a FIFO in its place must not
+ * hang PID 1 at open(). */
+static int read_small_file(const char *path, char **ret, size_t *ret_len, struct stat *ret_st)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	_cleanup_free_ char *buf = NULL;
+	struct stat st;
 	size_t len = 0;
 
 	if (fd < 0)
 		return negative_errno();
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	if (ret_st)
+		*ret_st = st;
 	buf = malloc(RESOLVE_MAX_RESOLV_CONF);
 	if (!buf)
 		return -ENOMEM;
@@ -131,6 +142,7 @@ int firewall_config_load(struct firewall_config *c, const char *allowlist_path,
 	_cleanup_free_ struct nftbatch_elem *lit = NULL;
 	_cleanup_free_ char *text = NULL;
 	size_t n_lit = 0, len = 0;
+	struct stat st;
 	int r;
 
 	(void)snprintf(c->table, sizeof(c->table), "%s", FW_TABLE);
@@ -166,9 +178,17 @@ int firewall_config_load(struct firewall_config *c, const char *allowlist_path,
 	 * nothing can be resolved. */
 	if (!resolv_conf)
 		resolv_conf = FIREWALL_RESOLV_CONF;
-	r = read_small_file(resolv_conf, &text, &len);
+	r = read_small_file(resolv_conf, &text, &len, &st);
 	if (r < 0)
 		log_warn_errno(r, "Failed to read '%s': %s, resolving nothing", resolv_conf, strerror(-r));
+	else if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		/* Whoever can write it picks the upstream of the next start
+		 * (its nameserver and "# code-sandbox upstream" lines), and
+		 * the gate admits whatever that upstream answers for an
+		 * allowed name: the agent must not be able to. */
+		return log_error_errno(-EPERM,
+				       "'%s' is writable by others than root (owner %u, mode %04o): refusing its resolvers",
+				       resolv_conf, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
 	else
 		c->n_servers = resolve_parse_resolv_conf(text, len, c->servers, RESOLVE_MAX_SERVERS);
 	if (c->n_servers == 0)
@@ -610,7 +630,7 @@ int firewall_resolv_conf_write(const struct firewall_config *c, const char *path
 	if (len >= sizeof(text))
 		return -E2BIG;
 	/* Already right (a warm start): leave the file, and its ctime, alone. */
-	if (read_small_file(path, &old, &old_len) >= 0) {
+	if (read_small_file(path, &old, &old_len, NULL) >= 0) {
 		bool same = old && old_len == len && memcmp(old, text, len) == 0;
 		free(old);
 		if (same)

@@ -24,6 +24,12 @@ static const struct v4_range v4_ranges[] = {
 	{0xAC100000u, 12, NETADDR_PRIVATE},
 	{0xC0A80000u, 16, NETADDR_PRIVATE},
 	{0x64400000u, 10, NETADDR_CGNAT},
+	/* Not globally reachable: IETF protocol assignments (DS-Lite,
+	 * NAT64 discovery) and benchmarking, which fake-IP proxies and some
+	 * hosts' own networks use. The documentation ranges stay public: the
+	 * simulated internet of the tests lives there. */
+	{0xC0000000u, 24, NETADDR_RESERVED},
+	{0xC6120000u, 15, NETADDR_RESERVED},
 	{0xFFFFFFFFu, 32, NETADDR_BROADCAST},
 	{0xE0000000u, 4, NETADDR_MULTICAST},
 	{0xF0000000u, 4, NETADDR_RESERVED},

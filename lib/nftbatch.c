@@ -83,7 +83,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct nftnl_table *, nftnl_table_free)
 #define LOOPBACK_IFINDEX 1 /* "lo" is ifindex 1 in every network namespace */
 
 #define NFTBATCH_HDR_SLACK 256 /* batch begin/end and rounding */
-#define NFTBATCH_RULES_MAX 64
+#define NFTBATCH_RULES_MAX 96
 #define NFTBATCH_ELEM_BOUND 96
 
 /* Never allowed even when a name resolves to them (cloud metadata and
@@ -115,6 +115,16 @@ static unsigned addr_bits(int family)
 static const uint8_t *elem_bytes(const struct nftbatch_elem *e)
 {
 	return e->family == AF_INET ? (const uint8_t *)&e->addr.v4 : (const uint8_t *)&e->addr.v6;
+}
+
+/* 127.0.0.0/8 or ::1 */
+static bool addr_is_loopback(int family, const uint8_t *a)
+{
+	static const struct in6_addr lo6 = IN6ADDR_LOOPBACK_INIT;
+
+	if (family == AF_INET)
+		return a[0] == 127;
+	return memcmp(a, &lo6, sizeof(lo6)) == 0;
 }
 
 /* True when the first prefix_len bits of a and b agree. */
@@ -521,8 +531,8 @@ static void rb_payload(struct rb *rb, uint32_t base, uint32_t offset, uint32_t l
 }
 
 /* ip daddr ADDR/PREFIX  or  ip6 daddr ADDR/PREFIX (with its nfproto
- * dependency, as nft generates it in the inet family). */
-static void rb_daddr(struct rb *rb, int family, const void *addr, unsigned prefix_len)
+ * dependency, as nft generates it in the inet family); saddr when src. */
+static void rb_addr(struct rb *rb, int family, const void *addr, unsigned prefix_len, bool src)
 {
 	size_t len = addr_len(family);
 	uint8_t mask[16], net[16], zero[16] = { 0 };
@@ -530,7 +540,8 @@ static void rb_daddr(struct rb *rb, int family, const void *addr, unsigned prefi
 
 	rb_nfproto(rb, family);
 	rb_payload(rb, NFT_PAYLOAD_NETWORK_HEADER,
-		   family == AF_INET ? 16 /* iphdr daddr */ : 24 /* ipv6hdr daddr */,
+		   family == AF_INET ? (src ? 12u /* iphdr saddr */ : 16u /* iphdr daddr */)
+				     : (src ? 8u /* ipv6hdr saddr */ : 24u /* ipv6hdr daddr */),
 		   (uint32_t)len, NFT_REG_1);
 	prefix_mask(mask, len, prefix_len);
 	memcpy(net, addr, len);
@@ -549,9 +560,15 @@ static void rb_daddr(struct rb *rb, int family, const void *addr, unsigned prefi
 	rb_cmp(rb, NFT_CMP_EQ, net, (uint32_t)len);
 	(void)inet_ntop(family, net, a, sizeof(a));
 	if (prefix_len < addr_bits(family))
-		rb_text(rb, "%s daddr %s/%u ", family == AF_INET ? "ip" : "ip6", a, prefix_len);
+		rb_text(rb, "%s %s %s/%u ", family == AF_INET ? "ip" : "ip6", src ? "saddr" : "daddr",
+			a, prefix_len);
 	else
-		rb_text(rb, "%s daddr %s ", family == AF_INET ? "ip" : "ip6", a);
+		rb_text(rb, "%s %s %s ", family == AF_INET ? "ip" : "ip6", src ? "saddr" : "daddr", a);
+}
+
+static void rb_daddr(struct rb *rb, int family, const void *addr, unsigned prefix_len)
+{
+	rb_addr(rb, family, addr, prefix_len, false);
 }
 
 /* tcp/udp dport LO[-HI] */
@@ -570,6 +587,17 @@ static void rb_dport(struct rb *rb, uint8_t proto, uint16_t lo, uint16_t hi)
 		rb_cmp(rb, NFT_CMP_LTE, &bhi, sizeof(bhi));
 		rb_text(rb, "%s dport %u-%u ", proto == IPPROTO_TCP ? "tcp" : "udp", lo, hi);
 	}
+}
+
+/* tcp/udp sport PORT */
+static void rb_sport(struct rb *rb, uint8_t proto, uint16_t port)
+{
+	uint16_t bport = htons(port);
+
+	rb_l4proto(rb, proto);
+	rb_payload(rb, NFT_PAYLOAD_TRANSPORT_HEADER, 0 /* source port */, 2, NFT_REG_1);
+	rb_cmp(rb, NFT_CMP_EQ, &bport, sizeof(bport));
+	rb_text(rb, "%s sport %u ", proto == IPPROTO_TCP ? "tcp" : "udp", port);
 }
 
 static void rb_oif_lo(struct rb *rb, bool input)
@@ -987,9 +1015,6 @@ static int build_rules(struct ctx *c, const struct nftbatch_config *cfg)
 	}
 
 	/* chain output (policy drop) */
-	/* ct state established,related accept
-	 * Replies and ICMP errors of flows some rule below admitted. */
-	RULE(CHAIN_OUTPUT, rb_ct_established(&rb); rb_verdict(&rb, NF_ACCEPT, NULL));
 	/* oif "lo" ip daddr 127.0.0.1 udp dport 53 accept   (and tcp; ::1 likewise)
 	 * The DNS gate in PID 1: the agent's only resolver. */
 	for (int fam = 0; fam < 2; fam++)
@@ -1027,6 +1052,62 @@ static int build_rules(struct ctx *c, const struct nftbatch_config *cfg)
 			rb_counter(&rb);
 			rb_verdict(&rb, NFT_JUMP, CHAIN_BLOCKED);
 		});
+	/* ip daddr 127.0.0.11 counter jump blocked   (each loopback upstream)
+	 * A loopback upstream is the engine's resolver (Docker's embedded
+	 * DNS at 127.0.0.11 answers on a random port besides the NATed 53,
+	 * visible in /proc/net/udp) and forwards any name: only PID 1's port
+	 * 53 queries above may reach it, never the loopback accept below. */
+	for (size_t i = 0; i < cfg->n_upstreams; i++) {
+		const struct nftbatch_elem *u = &cfg->upstreams[i];
+		if (!addr_is_loopback(u->family, elem_bytes(u)))
+			continue;
+		RULE(CHAIN_OUTPUT, {
+			rb_daddr(&rb, u->family, elem_bytes(u), addr_bits(u->family));
+			rb_counter(&rb);
+			rb_verdict(&rb, NFT_JUMP, CHAIN_BLOCKED);
+		});
+	}
+	/* meta skuid != 0 ip saddr UPSTREAM udp sport 53 counter jump blocked
+	 * (and tcp; each upstream)
+	 * A forged upstream answer. IPV6_FREEBIND needs no privilege and
+	 * lets the agent send from a non-local IPv6 address; engines set
+	 * ip_unprivileged_port_start=0 (Docker does), so it can send from
+	 * [UPSTREAM]:53 to PID 1's c-ares socket (port in /proc/net/udp):
+	 * conntrack calls that the reply direction of PID 1's flow,
+	 * "established", and c-ares checks only the source and a 16-bit id.
+	 * A forged A record for an allowed name would make the gate admit
+	 * any address. Same for a loopback upstream, which is a local
+	 * address the agent may bind. Only source port 53, the one c-ares
+	 * accepts: the engine's own loopback resolver (Docker's 127.0.0.11)
+	 * answers from its real, random port (the nat hook maps it back to
+	 * 53 only after this chain), and its socket's uid need not be 0
+	 * here (under userns-remap the daemon's root is unmapped). Packets
+	 * without a socket do not match (meta skuid breaks). */
+	for (size_t i = 0; i < cfg->n_upstreams; i++)
+		for (int tcp = 0; tcp < 2; tcp++)
+			RULE(CHAIN_OUTPUT, {
+				const struct nftbatch_elem *u = &cfg->upstreams[i];
+				uint32_t root = 0;
+				struct nftnl_expr *e = rb_expr(&rb, "meta");
+				if (e) {
+					nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, NFT_META_SKUID);
+					nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, NFT_REG_1);
+				}
+				rb_cmp(&rb, NFT_CMP_NEQ, &root, sizeof(root));
+				rb_text(&rb, "meta skuid != 0 ");
+				rb_addr(&rb, u->family, elem_bytes(u), addr_bits(u->family), true);
+				rb_sport(&rb, tcp ? IPPROTO_TCP : IPPROTO_UDP, 53);
+				rb_counter(&rb);
+				rb_verdict(&rb, NFT_JUMP, CHAIN_BLOCKED);
+			});
+	/* ct state established,related accept
+	 * Replies and ICMP errors of flows some rule admitted. After the DNS
+	 * rules: a UDP flow PID 1 opened to the upstream stays "established"
+	 * in conntrack for up to 120 s after its socket closed (and every
+	 * packet renews it), so an agent that binds the same source port
+	 * (readable in /proc/net/udp) would otherwise match it and talk DNS
+	 * to the upstream directly, past the gate. */
+	RULE(CHAIN_OUTPUT, rb_ct_established(&rb); rb_verdict(&rb, NF_ACCEPT, NULL));
 	/* oif "lo" ip daddr 127.0.0.0/8 accept;  oif "lo" ip6 daddr ::1 accept
 	 * Local services (a dev server the agent started); nothing on lo
 	 * leaves the network namespace. */

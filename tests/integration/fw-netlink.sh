@@ -47,7 +47,7 @@ out=$("$CHECK" verify "$T"); st=$?
 "$CHECK" install "$T" >/dev/null
 nft replace rule inet "$T" output handle "$(nft -a list chain inet "$T" output | sed -n 's/.*ct state established,related accept # handle \([0-9]*\)$/\1/p')" ct state established accept
 out=$("$CHECK" verify "$T"); st=$?
-[ "$st" = 1 ] && [[ $out == *"rule output#0"* ]]; res $? "read-back catches a changed rule: $out"
+[ "$st" = 1 ] && [[ $out == *"rule output#10"* ]]; res $? "read-back catches a changed rule: $out"
 
 "$CHECK" install "$T" >/dev/null
 nft add chain inet "$T" extra

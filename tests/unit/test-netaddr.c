@@ -77,6 +77,17 @@ static const struct netaddr_case cases[] = {
 	{"255.255.255.255", NETADDR_BROADCAST},
 	{"::ffff:255.255.255.255", NETADDR_BROADCAST},
 	{"240.0.0.1", NETADDR_RESERVED},
+	/* not globally reachable (IANA special-purpose registry): benchmarking
+	 * (fake-IP proxies and some hosts' own networks use it) and IETF
+	 * protocol assignments (DS-Lite, NAT64 discovery) */
+	{"198.18.0.1", NETADDR_RESERVED},
+	{"198.19.255.255", NETADDR_RESERVED},
+	{"::ffff:198.18.0.1", NETADDR_RESERVED},
+	{"192.0.0.1", NETADDR_RESERVED},
+	{"192.0.0.170", NETADDR_RESERVED},
+	{"198.17.255.255", NETADDR_PUBLIC},
+	{"198.20.0.0", NETADDR_PUBLIC},
+	{"192.0.1.0", NETADDR_PUBLIC},
 	{"2001::1", NETADDR_RESERVED},
 	{"2001:0:4136:e378:8000:63bf:3fff:fdd2", NETADDR_RESERVED},
 	{"100::1", NETADDR_RESERVED},

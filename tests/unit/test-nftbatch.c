@@ -189,7 +189,11 @@ TEST(every_rule_is_present)
 		"rule blocked#0: limit rate 10/second burst 20 packets log prefix \"code-sandbox blocked: \" group 1053",
 		"rule blocked#1: meta l4proto tcp counter reject with tcp reset",
 		"rule blocked#2: counter reject with icmpx admin-prohibited",
-		"rule output#0: ct state established,related accept",
+		"meta skuid != 0 ip saddr 10.201.0.1 udp sport 53 counter jump blocked",
+		"meta skuid != 0 ip saddr 10.201.0.1 tcp sport 53 counter jump blocked",
+		"meta skuid != 0 ip6 saddr 2001:db8:53::1 udp sport 53 counter jump blocked",
+		"meta skuid != 0 ip6 saddr 2001:db8:53::1 tcp sport 53 counter jump blocked",
+		"rule output#14: ct state established,related accept",
 		"oif \"lo\" ip daddr 127.0.0.1 udp dport 53 accept",
 		"oif \"lo\" ip daddr 127.0.0.1 tcp dport 53 accept",
 		"oif \"lo\" ip6 daddr ::1 udp dport 53 accept",
@@ -210,7 +214,7 @@ TEST(every_rule_is_present)
 		"ip6 daddr fe80::/10 counter jump blocked",
 		"ip daddr . tcp dport @allow_v4 counter accept",
 		"ip6 daddr . tcp dport @allow_v6 counter accept",
-		"output#23: counter jump blocked",
+		"output#27: counter jump blocked",
 		"rule input#0: ct state established,related accept",
 		"rule input#1: iif \"lo\" accept",
 		"rule input#5: counter",
@@ -229,9 +233,10 @@ TEST(every_rule_is_present)
 		if (!has_desc(&b, want[i]))
 			TAP_FAIL_(0, "missing: %s", want[i]);
 	/* the exception precedes the block, the block precedes the sets, the
-	 * DNS reject precedes the loopback accept */
+	 * DNS reject precedes the loopback accept and the established accept
+	 * (an agent must not ride PID 1's upstream DNS flow in conntrack) */
 	const struct nftbatch_msg *m;
-	int exc = -1, blk = -1, set = -1, dns = -1, lo = -1;
+	int exc = -1, blk = -1, set = -1, dns = -1, lo = -1, tdns = -1, est = -1, spoof = -1;
 	for (size_t i = 0; i < b.n_msgs; i++) {
 		m = &b.msgs[i];
 		if (strstr(m->desc, "169.254.169.254 tcp dport 80 accept"))
@@ -242,10 +247,73 @@ TEST(every_rule_is_present)
 			set = (int)i;
 		if (strstr(m->desc, ": udp dport 53 counter jump"))
 			dns = (int)i;
+		if (strstr(m->desc, ": tcp dport 53 counter jump"))
+			tdns = (int)i;
+		if (strstr(m->desc, "output#") && strstr(m->desc, "ct state established"))
+			est = (int)i;
+		if (strstr(m->desc, "meta skuid != 0 ip6 saddr"))
+			spoof = (int)i;
 		if (strstr(m->desc, "127.0.0.0/8 accept"))
 			lo = (int)i;
 	}
 	EXPECT_TRUE(exc < blk && blk < set && dns < lo);
+	EXPECT_TRUE(dns >= 0 && tdns >= 0 && dns < est && tdns < est);
+	/* a forged upstream answer is refused before conntrack calls it a reply */
+	EXPECT_TRUE(spoof >= 0 && spoof < est && spoof < lo);
+	nftbatch_done(&b);
+	free(buf);
+}
+
+/* A loopback upstream (Docker's embedded DNS at 127.0.0.11, which also
+ * listens on a random port) is blocked on every port after PID 1's port-53
+ * accept and before the loopback accept; a routed upstream is not. The
+ * worst case (every upstream on loopback, every exception) still builds. */
+TEST(loopback_upstream_is_blocked_on_every_port)
+{
+	struct nftbatch_elem ups[NFTBATCH_MAX_UPSTREAMS];
+	struct nftbatch_elem exc[NFTBATCH_MAX_EXCEPTIONS];
+	struct nftbatch_config cfg = std_config();
+	size_t size = nftbatch_buffer_size(cfg.n_elems);
+	char *buf = malloc(size);
+	struct nftbatch b = { 0 };
+	int root = -1, blk = -1, lo = -1, blk6 = -1;
+
+	ASSERT_NOT_NULL(buf);
+	ups[0] = v4("127.0.0.11", 32, 53, 53, 0);
+	ups[1] = v6("::1", 128, 53, 53, 0);
+	ups[2] = std_upstreams[0];
+	cfg.upstreams = ups;
+	cfg.n_upstreams = 3;
+	ASSERT_OK(nftbatch_build_ruleset(&b, &cfg, buf, size, 1));
+	for (size_t i = 0; i < b.n_msgs; i++) {
+		const char *d = b.msgs[i].desc;
+		if (strstr(d, "meta skuid 0 ip daddr 127.0.0.11 udp dport 53 accept"))
+			root = (int)i;
+		if (strstr(d, ": ip daddr 127.0.0.11 counter jump blocked"))
+			blk = (int)i;
+		if (strstr(d, ": ip6 daddr ::1 counter jump blocked"))
+			blk6 = (int)i;
+		if (strstr(d, "127.0.0.0/8 accept"))
+			lo = (int)i;
+	}
+	EXPECT_TRUE(root >= 0 && root < blk && blk < lo && blk6 >= 0 && blk6 < lo);
+	EXPECT_FALSE(has_desc(&b, ": ip daddr 10.201.0.1 counter jump blocked"));
+	nftbatch_done(&b);
+
+	for (size_t i = 0; i < ELEMENTSOF(ups); i++) {
+		char a[32];
+		(void)snprintf(a, sizeof(a), "127.0.0.%zu", 11 + i);
+		ups[i] = v4(a, 32, 53, 53, 0);
+	}
+	for (size_t i = 0; i < ELEMENTSOF(exc); i++) {
+		char a[32];
+		(void)snprintf(a, sizeof(a), "169.254.1.%zu", 1 + i);
+		exc[i] = v4(a, 32, 80, 80, 0);
+	}
+	cfg.n_upstreams = ELEMENTSOF(ups);
+	cfg.elems = exc;
+	cfg.n_elems = ELEMENTSOF(exc);
+	ASSERT_OK(nftbatch_build_ruleset(&b, &cfg, buf, size, 1));
 	nftbatch_done(&b);
 	free(buf);
 }
