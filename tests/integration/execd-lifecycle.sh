@@ -88,7 +88,7 @@ execd_stop
 ok "SIGTERM to the daemon kills the running command" wait_until 5 not_alive "sleep 1451"
 st=0
 wait "$CLIENT" || st=$?
-check "... and its client is told (123)" "$st" -eq 123
+check "... and its client is told (123; got $st)" "$st" -eq 123
 ok "... the end is audited as shutdown" grep -q '"outcome":"shutdown"' "$AUDIT"
 check "... the socket and token are gone" "$(find "$T/run" -mindepth 1 | wc -l)" -eq 0
 
