@@ -19,7 +19,9 @@ alive() {
 	for p in /proc/[0-9]*; do
 		st=$(awk '{print $3}' "$p/stat" 2>/dev/null) || continue
 		[ "$st" = Z ] && continue
-		tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q -- "$1" && return 0
+		# Not the wrappers (their command line names the same words, and
+		# they exist before the daemon has even read the request).
+		tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -v -F -- "$T/bin/" | grep -q -- "$1" && return 0
 	done
 	return 1
 }
