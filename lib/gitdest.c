@@ -117,6 +117,50 @@ void gitdest_find(const char *const *args, size_t n, enum gitdest_kind *ret_kind
 		*ret_repo = repo;
 }
 
+/* git.c handle_options (git 2.39-2.45): global options that take the next
+ * word as their value when not written with '='. -c and --config-env are
+ * refused by the grammar; they still consume their value here. */
+static const char *const global_with_value[] = { "-C", "-c", "--git-dir", "--work-tree",
+						 "--namespace", "--super-prefix", "--config-env",
+						 "--attr-source", NULL };
+
+static bool is_option(const char *a, const char *name)
+{
+	size_t n = strlen(name);
+
+	return strncmp(a, name, n) == 0 && (a[n] == '\0' || a[n] == '=');
+}
+
+int gitdest_global_chdirs(const char *const *args, size_t n, size_t *ret_idx, size_t max,
+			  size_t *ret_n, size_t *ret_sub, const char **reterr_option)
+{
+	size_t k = 0, i;
+
+	for (i = 0; i < n && args[i][0] == '-'; i++) {
+		const char *a = args[i];
+
+		/* git has no "--" among its global options; "--" or "-" would be
+		 * "unknown option", which git itself refuses. */
+		if (is_option(a, "--git-dir") || is_option(a, "--work-tree")) {
+			*reterr_option = a;
+			return -EPERM;
+		}
+		if (!in_list(a, global_with_value))
+			continue;
+		if (i + 1 >= n)
+			return -EINVAL;
+		if (strcmp(a, "-C") == 0) {
+			if (k >= max)
+				return -E2BIG;
+			ret_idx[k++] = i;
+		}
+		i++;
+	}
+	*ret_n = k;
+	*ret_sub = i;
+	return 0;
+}
+
 int gitdest_rewrite_url(const char *url, const char *rules, size_t rules_len, int push,
 			char **ret)
 {
