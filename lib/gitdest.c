@@ -38,14 +38,31 @@ static const char *const opts_clone[] = {
 static const char *const opts_ls_remote[] = { "--upload-pack", "-o", "--server-option", "--sort",
 					      NULL };
 
+/* Is a a proper prefix of a long option in list? git's parse-options takes
+ * a unique prefix for the whole name ("--push-o X" is "--push-option X"),
+ * so the word after it may be that option's value and not an operand. */
+static bool abbreviates(const char *a, const char *const *list)
+{
+	size_t n = strlen(a);
+
+	for (; *list; list++)
+		if ((*list)[1] == '-' && strlen(*list) > n && strncmp(a, *list, n) == 0)
+			return true;
+	return false;
+}
+
 /* The first operand (after `--`, anything is an operand); --repo=X or
- * --repo X in *ret_repo_opt. */
+ * --repo X in *ret_repo_opt. NULL, with *ret_unreadable, when the operand
+ * cannot be told for sure: an abbreviated option that may take the next word
+ * as its value, or (multi, for git fetch) --multiple / -m, which makes every
+ * operand a remote, so the first is not the only destination. */
 static const char *first_operand(const char *const *args, size_t n, const char *const *opts,
-				 const char **ret_repo_opt)
+				 bool multi, const char **ret_repo_opt, bool *ret_unreadable)
 {
 	bool dashdash = false;
 
 	*ret_repo_opt = NULL;
+	*ret_unreadable = false;
 	for (size_t i = 0; i < n; i++) {
 		const char *a = args[i];
 
@@ -60,6 +77,12 @@ static const char *first_operand(const char *const *args, size_t n, const char *
 			continue;
 		}
 		if (a[1] == '-') {
+			if ((multi && strlen(a) > 2 && !strchr(a, '=') &&
+			     strncmp(a, "--multiple", strlen(a)) == 0) ||
+			    (!strchr(a, '=') && !in_list(a, opts) && abbreviates(a, opts))) {
+				*ret_unreadable = true;
+				return NULL;
+			}
 			if (!strchr(a, '=') && in_list(a, opts)) {
 				if (strcmp(a, "--repo") == 0 && i + 1 < n)
 					*ret_repo_opt = args[i + 1];
@@ -72,6 +95,10 @@ static const char *first_operand(const char *const *args, size_t n, const char *
 		for (size_t k = 1; a[k]; k++) {
 			char o[3] = { '-', a[k], '\0' };
 
+			if (multi && a[k] == 'm') {
+				*ret_unreadable = true;
+				return NULL;
+			}
 			if (in_list(o, opts)) {
 				if (a[k + 1] == '\0')
 					i++;
@@ -88,6 +115,7 @@ void gitdest_find(const char *const *args, size_t n, enum gitdest_kind *ret_kind
 	const char *const *opts;
 	const char *repo, *repo_opt;
 	enum gitdest_kind kind;
+	bool unreadable;
 
 	*ret_kind = GITDEST_NONE;
 	*ret_repo = NULL;
@@ -107,7 +135,12 @@ void gitdest_find(const char *const *args, size_t n, enum gitdest_kind *ret_kind
 		opts = opts_clone;
 	} else
 		return;
-	repo = first_operand(args + 1, n - 1, opts, &repo_opt);
+	repo = first_operand(args + 1, n - 1, opts, strcmp(args[0], "fetch") == 0, &repo_opt,
+			     &unreadable);
+	if (unreadable) {
+		*ret_kind = kind;
+		return;
+	}
 	/* git push: "--repo ... is equivalent to the <repository> argument. If
 	 * both are specified, the command-line argument takes precedence." */
 	if (!repo && kind == GITDEST_PUSH)

