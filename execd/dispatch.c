@@ -390,14 +390,26 @@ static int open_cwd(struct req_state *s)
  * added to a commit). So the daemon applies -C itself: the values fold into
  * the container cwd, which then goes through the same mapping and
  * openat2(RESOLVE_BENEATH) as any cwd, and the command runs without them.
- * --git-dir and --work-tree are refused (-EPERM, *ret_option). Policy and
- * audit still see the argv as asked, with the effective cwd. */
+ * --git-dir and --work-tree are refused (-EPERM, *ret_option), and so is
+ * terraform's -chdir. Policy and audit still see the argv as asked, with
+ * the effective cwd. */
 static int apply_git_chdirs(struct req_state *s, const char **ret_option)
 {
 	size_t idx[GITDEST_MAX_CHDIRS], n_idx = 0, sub = 0, len, k = 0;
 	int r;
 
 	s->cwd = s->req.cwd;
+	if (strcmp(s->req.tool, "terraform") == 0) {
+		/* terraform -chdir=DIR (before the subcommand, the last one wins)
+		 * is the same escape as git -C; refused rather than folded. */
+		for (size_t i = 0; i < s->req.n_args && s->req.args[i][0] == '-'; i++)
+			if (strncmp(s->req.args[i], "-chdir", 6) == 0 ||
+			    strncmp(s->req.args[i], "--chdir", 7) == 0) {
+				*ret_option = s->req.args[i];
+				return -EPERM;
+			}
+		return 0;
+	}
 	if (strcmp(s->req.tool, "git") != 0)
 		return 0;
 	r = gitdest_global_chdirs((const char *const *)s->req.args, s->req.n_args, idx,
@@ -862,9 +874,9 @@ static void handle(struct req_state *s)
 		r = apply_git_chdirs(s, &opt);
 		if (r == -EPERM) {
 			(void)snprintf(msg, sizeof(msg),
-				       "git option '%.64s' is not allowed through the sandbox: git "
-				       "works in the request's directory (cd there instead)",
-				       opt ? opt : "?");
+				       "%s option '%.64s' is not allowed through the sandbox: the "
+				       "tool works in the request's directory (cd there instead)",
+				       s->req.tool, opt ? opt : "?");
 			refuse(s, WIRE_ERROR_POLICY_DENIED, NULL, msg);
 			return;
 		}

@@ -21,7 +21,9 @@ execd_setup
 DENIED=120
 REFUSED=123
 
-execd_conf "max_concurrent = 4" "max_concurrent_per_peer = 2" "request_read_timeout_ms = 15000"
+ln -s "$WRAPPER" "$T/bin/terraform"
+execd_conf "max_concurrent = 4" "max_concurrent_per_peer = 2" "request_read_timeout_ms = 15000" \
+	"tool terraform = /bin/echo"
 execd_start || { echo "Bail out! daemon did not start"; cat "$T/daemon.log"; exit 1; }
 
 g() { "${RUN_AS[@]}" env -i HOME="$T/home" /usr/bin/git "$@"; }
@@ -67,6 +69,12 @@ check "git -C with an absolute workspace path works" "$st" -eq 0
 check "... and runs there" "$(cat "$T/out")" = "d/"
 check "the audit records the -C the agent asked for and the effective cwd" \
 	"$(grep '"type":"decision"' "$AUDIT" | tail -n 1 | grep -c "\"host_cwd\":\"$R/d\".*\"-C\"\\|\"-C\".*\"host_cwd\":\"$R/d\"")" -eq 1
+st=0
+(cd "$T/ws" && as_user "$T/bin/terraform" -chdir=link output >"$T/out" 2>&1) || st=$?
+check "terraform -chdir=DIR (same escape as git -C): denied" "$st" -eq $DENIED
+st=0
+(cd "$T/ws" && as_user "$T/bin/terraform" plan -chdir=x >"$T/out" 2>&1) || st=$?
+check "... but -chdir= after the subcommand is an ordinary argument" "$st" -eq 0
 st=$(wgit "$R" -C "" rev-parse --show-prefix)
 check "git -C '' is a no-op as in git" "$st" -eq 0
 st=$(wgit "$R" -C)
