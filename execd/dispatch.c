@@ -52,6 +52,15 @@ static const char *const env_fixed[] = {
 	"GIT_PAGER=cat",
 	"GIT_EDITOR=false",
 	"GIT_SEQUENCE_EDITOR=false",
+	/* Configuration at command-line precedence, above the repository's:
+	 * push.recurseSubmodules / submodule.recurse in the agent's config
+	 * would make `git push origin` also push each submodule to that
+	 * submodule's own URL, a destination the policy never saw. An explicit
+	 * --recurse-submodules on the command line makes the destination
+	 * unknown instead (lib/gitdest.c). */
+	"GIT_CONFIG_COUNT=1",
+	"GIT_CONFIG_KEY_0=push.recurseSubmodules",
+	"GIT_CONFIG_VALUE_0=no",
 	"PAGER=cat",
 	"MANPAGER=cat",
 	"EDITOR=false",

@@ -22,7 +22,7 @@ static bool in_list(const char *a, const char *const *list)
  * looks up a remote git does not use; a policy constraining destinations
  * then judges the wrong string, so keep these complete for git 2.39. */
 static const char *const opts_push[] = { "--repo", "--receive-pack", "--exec", "-o",
-					 "--push-option", NULL };
+					 "--push-option", "--recurse-submodules", NULL };
 static const char *const opts_fetch[] = {
 	"--depth", "--deepen", "--shallow-since", "--shallow-exclude", "--upload-pack", "-j",
 	"--jobs", "--refmap", "-o", "--server-option", "--negotiation-tip", "--filter",
@@ -109,6 +109,33 @@ static const char *first_operand(const char *const *args, size_t n, const char *
 	return NULL;
 }
 
+/* git push --recurse-submodules=on-demand|only also pushes every changed
+ * submodule to its own remote, which the one destination computed for the
+ * superproject does not cover. "no" (and its boolean spellings) and
+ * "check" push nothing else. Options after "--" are operands. */
+static bool push_recurses(const char *const *args, size_t n)
+{
+	static const char *const harmless[] = { "no", "false", "off", "0", "check", NULL };
+
+	for (size_t i = 0; i < n; i++) {
+		const char *a = args[i], *v;
+
+		if (strcmp(a, "--") == 0)
+			break;
+		if (strncmp(a, "--recurse-submodules", 20) != 0)
+			continue;
+		if (a[20] == '=')
+			v = a + 21;
+		else if (a[20] == '\0' && i + 1 < n)
+			v = args[++i];
+		else
+			return true;
+		if (!in_list(v, harmless))
+			return true;
+	}
+	return false;
+}
+
 void gitdest_find(const char *const *args, size_t n, enum gitdest_kind *ret_kind,
 		  const char **ret_repo)
 {
@@ -137,7 +164,7 @@ void gitdest_find(const char *const *args, size_t n, enum gitdest_kind *ret_kind
 		return;
 	repo = first_operand(args + 1, n - 1, opts, strcmp(args[0], "fetch") == 0, &repo_opt,
 			     &unreadable);
-	if (unreadable) {
+	if (unreadable || (kind == GITDEST_PUSH && push_recurses(args + 1, n - 1))) {
 		*ret_kind = kind;
 		return;
 	}

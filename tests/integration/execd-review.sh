@@ -79,6 +79,29 @@ st=$(wgit "$R" -C "" rev-parse --show-prefix)
 check "git -C '' is a no-op as in git" "$st" -eq 0
 st=$(wgit "$R" -C)
 check "git -C without a value: refused, not run" "$st" -ne 0
+# A submodule pushed to its own URL by the repository's submodule.recurse:
+# local bare repositories only (the policy saw only the superproject's).
+B=$T/ws/bare-sub
+A=$T/ws/bare-super
+S=$T/ws/super
+g init -q --bare -b main "$B"
+g init -q --bare -b main "$A"
+g clone -q "$B" "$T/ws/seed" 2>/dev/null
+g -C "$T/ws/seed" -c user.name=t -c user.email=t@t commit -q --allow-empty -m seed
+g -C "$T/ws/seed" push -q origin HEAD:main
+g init -q -b main "$S"
+g -C "$S" -c protocol.file.allow=always submodule add -q "$B" sm
+g -C "$S/sm" -c user.name=t -c user.email=t@t commit -q --allow-empty -m only-in-submodule
+g -C "$S" -c user.name=t -c user.email=t@t commit -q -am super
+g -C "$S" remote add origin "$A"
+g -C "$S" push -q origin main
+g -C "$S/sm" -c user.name=t -c user.email=t@t commit -q --allow-empty -m second-in-submodule
+g -C "$S" -c user.name=t -c user.email=t@t commit -q -am super2
+g -C "$S" config submodule.recurse true
+st=$(wgit "$S" push origin main)
+check "push of the superproject runs" "$st" -eq 0
+check "... and does not push the submodule to its own URL (repo submodule.recurse)" \
+	"$(g -C "$B" log --oneline main | grep -c in-submodule)" -eq 0
 audit_verify
 check "the audit chain verifies" $? -eq 0
 

@@ -95,6 +95,11 @@ TEST(abbreviated_value_options_and_fetch_multiple)
 		{ { "fetch", "--mult", "origin", "evil" }, GITDEST_FETCH, NULL },
 		{ { "fetch", "-m", "origin", "evil" }, GITDEST_FETCH, NULL },
 		{ { "fetch", "-vm", "origin", "evil" }, GITDEST_FETCH, NULL },
+		/* Submodules pushed to their own remotes. */
+		{ { "push", "--recurse-submodules=on-demand", "origin", "main" }, GITDEST_PUSH, NULL },
+		{ { "push", "--recurse-submodules", "only", "origin" }, GITDEST_PUSH, NULL },
+		{ { "push", "--recurse-submodules", "check", "origin" }, GITDEST_PUSH, "origin" },
+		{ { "push", "--recurse-submodules=no", "origin" }, GITDEST_PUSH, "origin" },
 		/* Exact names and flags are still read. */
 		{ { "push", "--verbose", "origin" }, GITDEST_PUSH, "origin" },
 		{ { "push", "--push-option=a", "origin" }, GITDEST_PUSH, "origin" },
