@@ -55,12 +55,15 @@ static const char *const env_fixed[] = {
 	/* Configuration at command-line precedence, above the repository's:
 	 * push.recurseSubmodules / submodule.recurse in the agent's config
 	 * would make `git push origin` also push each submodule to that
-	 * submodule's own URL, a destination the policy never saw. An explicit
+	 * submodule's own URL, a destination the policy never saw, and
+	 * fetch/pull would contact each submodule's URL. An explicit
 	 * --recurse-submodules on the command line makes the destination
 	 * unknown instead (lib/gitdest.c). */
-	"GIT_CONFIG_COUNT=1",
+	"GIT_CONFIG_COUNT=2",
 	"GIT_CONFIG_KEY_0=push.recurseSubmodules",
 	"GIT_CONFIG_VALUE_0=no",
+	"GIT_CONFIG_KEY_1=fetch.recurseSubmodules",
+	"GIT_CONFIG_VALUE_1=false",
 	"PAGER=cat",
 	"MANPAGER=cat",
 	"EDITOR=false",

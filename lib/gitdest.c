@@ -110,10 +110,12 @@ static const char *first_operand(const char *const *args, size_t n, const char *
 }
 
 /* git push --recurse-submodules=on-demand|only also pushes every changed
- * submodule to its own remote, which the one destination computed for the
- * superproject does not cover. "no" (and its boolean spellings) and
- * "check" push nothing else. Options after "--" are operands. */
-static bool push_recurses(const char *const *args, size_t n)
+ * submodule to its own remote (fetch and pull contact it), which the one
+ * destination computed for the superproject does not cover. "no" (and its
+ * boolean spellings) and "check" reach nothing else; for fetch and pull the
+ * value is optional (a bare --recurse-submodules recurses). Options after
+ * "--" are operands. */
+static bool recurses(const char *const *args, size_t n, bool value_required)
 {
 	static const char *const harmless[] = { "no", "false", "off", "0", "check", NULL };
 
@@ -126,7 +128,7 @@ static bool push_recurses(const char *const *args, size_t n)
 			continue;
 		if (a[20] == '=')
 			v = a + 21;
-		else if (a[20] == '\0' && i + 1 < n)
+		else if (a[20] == '\0' && value_required && i + 1 < n)
 			v = args[++i];
 		else
 			return true;
@@ -164,7 +166,7 @@ void gitdest_find(const char *const *args, size_t n, enum gitdest_kind *ret_kind
 		return;
 	repo = first_operand(args + 1, n - 1, opts, strcmp(args[0], "fetch") == 0, &repo_opt,
 			     &unreadable);
-	if (unreadable || (kind == GITDEST_PUSH && push_recurses(args + 1, n - 1))) {
+	if (unreadable || (kind != GITDEST_CLONE && recurses(args + 1, n - 1, kind == GITDEST_PUSH))) {
 		*ret_kind = kind;
 		return;
 	}

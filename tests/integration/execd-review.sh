@@ -102,6 +102,12 @@ st=$(wgit "$S" push origin main)
 check "push of the superproject runs" "$st" -eq 0
 check "... and does not push the submodule to its own URL (repo submodule.recurse)" \
 	"$(g -C "$B" log --oneline main | grep -c in-submodule)" -eq 0
+g -C "$T/ws/seed" -c user.name=t -c user.email=t@t commit -q --allow-empty -m new-upstream
+g -C "$T/ws/seed" push -q origin HEAD:main
+st=$(wgit "$S" fetch origin)
+check "fetch of the superproject runs" "$st" -eq 0
+check "... and does not fetch the submodule from its own URL (repo submodule.recurse)" \
+	"$(g -C "$S/sm" log --oneline origin/main | grep -c new-upstream)" -eq 0
 audit_verify
 check "the audit chain verifies" $? -eq 0
 

@@ -100,6 +100,9 @@ TEST(abbreviated_value_options_and_fetch_multiple)
 		{ { "push", "--recurse-submodules", "only", "origin" }, GITDEST_PUSH, NULL },
 		{ { "push", "--recurse-submodules", "check", "origin" }, GITDEST_PUSH, "origin" },
 		{ { "push", "--recurse-submodules=no", "origin" }, GITDEST_PUSH, "origin" },
+		{ { "fetch", "--recurse-submodules", "origin" }, GITDEST_FETCH, NULL },
+		{ { "pull", "--recurse-submodules=yes", "origin" }, GITDEST_FETCH, NULL },
+		{ { "fetch", "--recurse-submodules=no", "origin" }, GITDEST_FETCH, "origin" },
 		/* Exact names and flags are still read. */
 		{ { "push", "--verbose", "origin" }, GITDEST_PUSH, "origin" },
 		{ { "push", "--push-option=a", "origin" }, GITDEST_PUSH, "origin" },
