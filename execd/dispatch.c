@@ -27,6 +27,7 @@
 #include "macros.h"
 #include "gitdest.h"
 #include "pathmap.h"
+#include "toolgrammar.h"
 
 #define DISPATCH_MAX_ENV (64 + AUTHZ_MAX_ENV)
 #define DISPATCH_REPLY_TIMEOUT_MS 2000
@@ -922,7 +923,35 @@ static void handle(struct req_state *s)
 	/* 7. What the policy judges includes where a command sends data. */
 	compute_destination(s);
 
-	/* 8. Decide. Any error is a denial (backend.h). */
+	/* 8. Options that make the tool run a program named on the command
+	 * line (git -c alias.x='!cmd', --upload-pack, terraform -plugin-dir;
+	 * lib/toolgrammar.c) are refused here for every backend: a webhook or
+	 * exec policy engine (or allow_all) that approves "git push" should
+	 * not thereby approve running an arbitrary program on the host. */
+	{
+		struct toolgrammar_parse gp = { 0 };
+
+		r = toolgrammar_parse(s->req.tool, s->argv, s->argc, &gp);
+		if (r < 0 || gp.refused) {
+			authz_decision_clear(&dec);
+			(void)snprintf(dec.rule, sizeof(dec.rule), "grammar");
+			if (r < 0)
+				(void)snprintf(dec.reason, sizeof(dec.reason),
+					       "the arguments could not be read");
+			else
+				(void)snprintf(dec.reason, sizeof(dec.reason),
+					       "option '%.64s' is refused: %s",
+					       gp.refused_option ? gp.refused_option : "?",
+					       gp.refused);
+			toolgrammar_parse_done(&gp);
+			refuse(s, WIRE_ERROR_POLICY_DENIED, &dec, dec.reason);
+			authz_decision_clear(&dec);
+			return;
+		}
+		toolgrammar_parse_done(&gp);
+	}
+
+	/* 9. Decide. Any error is a denial (backend.h). */
 	{
 		struct authz_request ar = {
 			.request_id = s->id,
@@ -954,7 +983,7 @@ static void handle(struct req_state *s)
 		}
 	}
 
-	/* 9. The decision is durable before anything runs. */
+	/* 10. The decision is durable before anything runs. */
 	r = audit_decision(s, true, NULL, &dec);
 	if (r < 0) {
 		dispatch_reply_error(s->conn, WIRE_ERROR_INTERNAL,
@@ -963,7 +992,7 @@ static void handle(struct req_state *s)
 		return;
 	}
 
-	/* 10. Run, wait, audit the end, reply. */
+	/* 11. Run, wait, audit the end, reply. */
 	run_command(s, &dec);
 	authz_decision_clear(&dec);
 }

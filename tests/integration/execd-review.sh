@@ -75,6 +75,9 @@ check "terraform -chdir=DIR (same escape as git -C): denied" "$st" -eq $DENIED
 st=0
 (cd "$T/ws" && as_user "$T/bin/terraform" plan -chdir=x >"$T/out" 2>&1) || st=$?
 check "... but -chdir= after the subcommand is an ordinary argument" "$st" -eq 0
+st=$(wgit "$R" -c alias.x='!touch pwned-by-alias' x)
+check "git -c (runs programs) is refused for every backend, allow_all included" "$st" -eq $DENIED
+check "... and nothing ran" "$(test -e "$R/pwned-by-alias" && echo ran || echo no)" = no
 st=$(wgit "$R" -C "" rev-parse --show-prefix)
 check "git -C '' is a no-op as in git" "$st" -eq 0
 st=$(wgit "$R" -C)
