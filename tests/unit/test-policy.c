@@ -208,6 +208,8 @@ static const struct example_case example_cases[] = {
 	{ "git commit -t /home/u/.ssh/id_rsa", NULL, AUTHZ_DENY, "host" },
 	{ "git tag -F /etc/passwd v1", NULL, AUTHZ_DENY, "host" },
 	{ "git blame --contents /etc/shadow x", NULL, AUTHZ_DENY, "host" },
+	{ "git blame -S /home/u/.ssh/id_rsa x", NULL, AUTHZ_DENY, "host" },
+	{ "git log -Sneedle", NULL, AUTHZ_ALLOW, NULL },
 	{ "git diff /home/u/.ssh/id_rsa /dev/null", NULL, AUTHZ_DENY, "host" },
 	{ "git diff ../../x y", NULL, AUTHZ_DENY, "host" },
 	{ "git diff HEAD~1 -- src", NULL, AUTHZ_ALLOW, NULL },
