@@ -992,7 +992,26 @@ static void handle(struct req_state *s)
 		return;
 	}
 
-	/* 11. Run, wait, audit the end, reply. */
+	/* 11. The client may have left while the backend deliberated (a
+	 * webhook waiting for a human, minutes): nobody is there to watch or
+	 * stop the command, and the agent that asked may be long gone. It
+	 * does not start; the approval stays on record with its end. */
+	{
+		struct pollfd pfd = { .fd = s->conn, .events = POLLIN | POLLRDHUP };
+
+		if (poll(&pfd, 1, 0) > 0 && pfd.revents) {
+			(void)clock_gettime(CLOCK_MONOTONIC, &s->t_exec);
+			log_info("request %s peer uid=%u pid=%d tool '%s': client left before the "
+				 "command started; not run",
+				 s->id, (unsigned)s->cred.uid, (int)s->cred.pid, s->req.tool);
+			release_limits(s);
+			audit_end(s, "disconnected_before_start", -1);
+			authz_decision_clear(&dec);
+			return;
+		}
+	}
+
+	/* 12. Run, wait, audit the end, reply. */
 	run_command(s, &dec);
 	authz_decision_clear(&dec);
 }

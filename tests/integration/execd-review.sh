@@ -4,7 +4,8 @@
 # workspace that the daemon confined its cwd to; a credential in a host
 # remote URL reaching the audit log; one container holding every request
 # slot with connections that never send a frame; an abbreviated option or
-# fetch --multiple hiding the real destination from the policy. Runs in a network
+# fetch --multiple hiding the real destination from the policy; a command
+# approved after its client left. Runs in a network
 # namespace with loopback only: no packet leaves the machine.
 # shellcheck disable=SC2119 # execd_conf/execd_start take optional arguments
 set -uo pipefail
@@ -156,4 +157,27 @@ wait_until 5 test "$(exited)" -ge 2
 check "the silent container's connections beyond its share were answered at once" "$(exited)" -eq 2
 kill "${holders[@]}" 2>/dev/null
 wait "${holders[@]}" 2>/dev/null
+execd_stop
+
+# --- a client gone while the webhook deliberated: the command never starts --
+python3 "$SOURCE_DIR/tests/support/webhook-server.py" "$T/port" "$T/webhook.log" &
+server=$!
+wait_until 10 test -s "$T/port"
+execd_conf "backend = webhook" "webhook_url = http://127.0.0.1:$(cat "$T/port")/decide" \
+	"webhook_timeout_ms = 1000" "webhook_poll_ms = 300" "decision_timeout_ms = 10000"
+execd_start || { echo "Bail out! daemon did not start (webhook)"; cat "$T/daemon.log"; exit 1; }
+(cd "$T/ws" && exec "${RUN_AS[@]}" env -i PATH="$T/bin:/usr/bin:/bin" HOME="$T/home" \
+	SANDBOX_EXECD_SOCKET="$SOCK" SANDBOX_EXECD_TOKEN="$TOKEN" SANDBOX_REASON=pending \
+	"$T/bin/sh" -c "touch '$T/ws/ran-after-leave'") &
+client=$!
+wait_until 10 grep -qs '"pending"' "$T/webhook.log"
+kill -9 "$client"
+wait "$client" 2>/dev/null
+ok "the approval that came after the client left is audited as disconnected" \
+	wait_until 10 grep -q '"outcome":"disconnected_before_start"' "$AUDIT"
+check "... and the command never ran" "$(test -e "$T/ws/ran-after-leave" && echo ran || echo no)" = no
+out=$(cd "$T/ws" && as_user env SANDBOX_REASON=pending "$T/bin/echo" still-served 2>&1)
+check "a client that waits for the pending approval is served" "$out" = still-served
+kill "$server" 2>/dev/null
+wait "$server" 2>/dev/null
 tap_done
