@@ -142,7 +142,7 @@ check "the audit chain verifies" $? -eq 0
 # per container 2). Container B (another pid namespace) must still be served.
 holders=()
 for i in 1 2 3 4; do
-	as_user python3 "$RAWCLIENT" "$SOCK" hold >"$T/hold$i" &
+	"${RUN_AS[@]}" env -i PATH=/usr/bin:/bin python3 "$RAWCLIENT" "$SOCK" hold >"$T/hold$i" &
 	holders+=($!)
 done
 for i in 1 2 3 4; do wait_until 5 grep -qs holding "$T/hold$i"; done
