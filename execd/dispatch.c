@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* One request, start to end, in its own worker thread:
- *   receive the frame and its fds -> decode (lib/wire.c) -> authenticate ->
- *   per-container limit -> tool table -> map and open the cwd ->
+ *   per-container limit -> receive the frame and its fds -> decode
+ *   (lib/wire.c) -> authenticate -> tool table -> git -C -> map and open the cwd ->
  *   effective destination -> backend decide -> audit the decision (durable)
  *   -> spawn -> wait (command exit, client hang-up, timeout, shutdown) ->
  *   audit the end -> reply.
- * Every refusal after the frame arrived is audited as a "deny" decision with
- * the wire error's name. Nothing here runs a shell or consults PATH. */
+ * Every refusal after the frame arrived, and the per-container `busy` that
+ * comes before it, is audited as a "deny" decision with the wire error's
+ * name. Nothing here runs a shell or consults PATH. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -26,6 +27,7 @@
 #include "macros.h"
 #include "gitdest.h"
 #include "pathmap.h"
+#include "toolgrammar.h"
 
 #define DISPATCH_MAX_ENV (64 + AUTHZ_MAX_ENV)
 #define DISPATCH_REPLY_TIMEOUT_MS 2000
@@ -51,6 +53,18 @@ static const char *const env_fixed[] = {
 	"GIT_PAGER=cat",
 	"GIT_EDITOR=false",
 	"GIT_SEQUENCE_EDITOR=false",
+	/* Configuration at command-line precedence, above the repository's:
+	 * push.recurseSubmodules / submodule.recurse in the agent's config
+	 * would make `git push origin` also push each submodule to that
+	 * submodule's own URL, a destination the policy never saw, and
+	 * fetch/pull would contact each submodule's URL. An explicit
+	 * --recurse-submodules on the command line makes the destination
+	 * unknown instead (lib/gitdest.c). */
+	"GIT_CONFIG_COUNT=2",
+	"GIT_CONFIG_KEY_0=push.recurseSubmodules",
+	"GIT_CONFIG_VALUE_0=no",
+	"GIT_CONFIG_KEY_1=fetch.recurseSubmodules",
+	"GIT_CONFIG_VALUE_1=false",
 	"PAGER=cat",
 	"MANPAGER=cat",
 	"EDITOR=false",
@@ -81,6 +95,12 @@ struct req_state {
 	struct wire_request req;
 	const char **argv; /* tool + args, NULL-terminated; strings owned by req */
 	size_t argc;
+	/* What runs: argv without the git -C options the daemon applied
+	 * itself (apply_git_chdirs); NULL when it is argv. */
+	const char **exec_argv;
+	size_t exec_argc;
+	const char *cwd;         /* effective container cwd: req.cwd or eff_cwd */
+	char eff_cwd[PATHMAP_MAX_PATH];
 	int fds[WIRE_REQUEST_FDS];
 	size_t n_fds;
 	size_t map_index;
@@ -294,7 +314,7 @@ static int audit_decision(struct req_state *s, bool allow, const char *error,
 		.tool = s->req.tool,
 		.argv = s->argv,
 		.argc = s->argc,
-		.container_cwd = s->req.cwd,
+		.container_cwd = s->cwd ? s->cwd : s->req.cwd,
 		.host_cwd = s->host_cwd[0] ? s->host_cwd : NULL,
 		.destination = s->destination,
 		.reason = s->req.reason,
@@ -361,7 +381,7 @@ static int open_cwd(struct req_state *s)
 	};
 	int fd, r;
 
-	r = pathmap_resolve(&s->d->conf->map, s->req.cwd, &s->map_index, s->rel, sizeof(s->rel));
+	r = pathmap_resolve(&s->d->conf->map, s->cwd, &s->map_index, s->rel, sizeof(s->rel));
 	if (r < 0)
 		return r;
 	m = &s->d->conf->map.e[s->map_index];
@@ -373,6 +393,75 @@ static int open_cwd(struct req_state *s)
 		(void)snprintf(s->host_cwd, sizeof(s->host_cwd), "%s", m->host);
 	else
 		(void)snprintf(s->host_cwd, sizeof(s->host_cwd), "%s/%s", m->host, s->rel);
+	return 0;
+}
+
+/* git re-resolves `-C DIR`, `--git-dir` and `--work-tree` by path in the
+ * child, after our check and outside it: through a symlink in the
+ * workspace, `..` or a host path they would take the command out of the
+ * workspace (a host repository pushed to an allowed destination, host files
+ * added to a commit). So the daemon applies -C itself: the values fold into
+ * the container cwd, which then goes through the same mapping and
+ * openat2(RESOLVE_BENEATH) as any cwd, and the command runs without them.
+ * --git-dir and --work-tree are refused (-EPERM, *ret_option), and so is
+ * terraform's -chdir. Policy and audit still see the argv as asked, with
+ * the effective cwd. */
+static int apply_git_chdirs(struct req_state *s, const char **ret_option)
+{
+	size_t idx[GITDEST_MAX_CHDIRS], n_idx = 0, sub = 0, len, k = 0;
+	int r;
+
+	s->cwd = s->req.cwd;
+	if (strcmp(s->req.tool, "terraform") == 0) {
+		/* terraform -chdir=DIR (before the subcommand, the last one wins)
+		 * is the same escape as git -C; refused rather than folded. */
+		for (size_t i = 0; i < s->req.n_args && s->req.args[i][0] == '-'; i++)
+			if (strncmp(s->req.args[i], "-chdir", 6) == 0 ||
+			    strncmp(s->req.args[i], "--chdir", 7) == 0) {
+				*ret_option = s->req.args[i];
+				return -EPERM;
+			}
+		return 0;
+	}
+	if (strcmp(s->req.tool, "git") != 0)
+		return 0;
+	r = gitdest_global_chdirs((const char *const *)s->req.args, s->req.n_args, idx,
+				  ELEMENTSOF(idx), &n_idx, &sub, ret_option);
+	if (r < 0 || n_idx == 0)
+		return r;
+	len = strlen(s->req.cwd);
+	if (len >= sizeof(s->eff_cwd))
+		return -ENAMETOOLONG;
+	memcpy(s->eff_cwd, s->req.cwd, len + 1);
+	for (size_t i = 0; i < n_idx; i++) {
+		const char *v = s->req.args[idx[i] + 1];
+		size_t vl = strlen(v);
+
+		if (vl == 0) /* git: `-C ""` leaves the cwd as it is */
+			continue;
+		if (v[0] == '/')
+			len = 0;
+		else if (len + 1 < sizeof(s->eff_cwd))
+			s->eff_cwd[len++] = '/';
+		if (len + vl >= sizeof(s->eff_cwd))
+			return -ENAMETOOLONG;
+		memcpy(s->eff_cwd + len, v, vl + 1);
+		len += vl;
+	}
+	s->cwd = s->eff_cwd;
+	s->exec_argv = calloc(s->argc + 1, sizeof(char *));
+	if (!s->exec_argv)
+		return -ENOMEM;
+	s->exec_argv[k++] = s->argv[0];
+	for (size_t i = 0, j = 0; i < s->req.n_args; i++) {
+		if (j < n_idx && i == idx[j]) {
+			i++; /* the value */
+			j++;
+			continue;
+		}
+		s->exec_argv[k++] = s->req.args[i];
+	}
+	s->exec_argc = k;
 	return 0;
 }
 
@@ -486,7 +575,11 @@ static void compute_destination(struct req_state *s)
 
 	if (!s->d->git_path || strcmp(s->req.tool, "git") != 0)
 		return;
-	gitdest_find((const char *const *)s->req.args, s->req.n_args, &kind, &repo);
+	/* What will run: the -C options are already applied to cwd_fd. */
+	if (s->exec_argv)
+		gitdest_find(s->exec_argv + 1, s->exec_argc - 1, &kind, &repo);
+	else
+		gitdest_find((const char *const *)s->req.args, s->req.n_args, &kind, &repo);
 	if (!repo)
 		return;
 	switch (kind) {
@@ -590,7 +683,7 @@ static void run_command(struct req_state *s, const struct authz_decision *dec)
 	{
 		struct spawn_params p = {
 			.path = s->tool_path,
-			.argv = (char *const *)s->argv,
+			.argv = (char *const *)(s->exec_argv ? s->exec_argv : s->argv),
 			.envp = (char *const *)env,
 			.cwd_fd = s->cwd_fd,
 			.fds = { s->fds[0], s->fds[1], s->fds[2] },
@@ -705,6 +798,20 @@ static void handle(struct req_state *s)
 		return;
 	}
 
+	/* 0. Per-container limit, before the frame: a connection holds one of
+	 * the max_concurrent places from accept() on, and the token proves
+	 * nothing about which container is talking (each can read its own).
+	 * Counted only after reading, silent connections from one container
+	 * would hold every place for request_read_timeout_ms and lock all the
+	 * others out. */
+	s->peer_key = peer_key(&s->cred);
+	if (!peer_acquire(d, s->peer_key)) {
+		/* Audited without the request, which is not read. */
+		refuse(s, WIRE_ERROR_BUSY, NULL, "too many concurrent requests from this container");
+		return;
+	}
+	s->peer_counted = true;
+
 	/* 1. Receive the frame: header (with the fds), then the payload. */
 	r = recv_exact(s, hdr, sizeof(hdr), &s->t0, d->conf->request_read_timeout_ms, true);
 	if (r == -ECONNRESET)
@@ -764,14 +871,6 @@ static void handle(struct req_state *s)
 		explicit_bzero(cmp, sizeof(cmp));
 	}
 
-	/* 4. Per-container limit. */
-	s->peer_key = peer_key(&s->cred);
-	if (!peer_acquire(d, s->peer_key)) {
-		refuse(s, WIRE_ERROR_BUSY, NULL, "too many concurrent requests from this container");
-		return;
-	}
-	s->peer_counted = true;
-
 	/* 5. Tool table. */
 	tool = execdconf_find_tool(d->conf, s->req.tool);
 	if (!tool) {
@@ -781,19 +880,42 @@ static void handle(struct req_state *s)
 	}
 	s->tool_path = d->tool_paths[tool - d->conf->tools];
 
-	/* 6. Working directory, beneath a mapped root. */
-	r = open_cwd(s);
+	/* 6. Working directory, beneath a mapped root, git -C included. */
+	{
+		const char *opt = NULL;
+
+		r = apply_git_chdirs(s, &opt);
+		if (r == -EPERM) {
+			(void)snprintf(msg, sizeof(msg),
+				       "%s option '%.64s' is not allowed through the sandbox: the "
+				       "tool works in the request's directory (cd there instead)",
+				       s->req.tool, opt ? opt : "?");
+			refuse(s, WIRE_ERROR_POLICY_DENIED, NULL, msg);
+			return;
+		}
+		if (r == -ENOMEM) {
+			dispatch_reply_error(s->conn, WIRE_ERROR_INTERNAL, "out of memory");
+			return;
+		}
+		if (r < 0 && r != -ENAMETOOLONG) {
+			refuse(s, WIRE_ERROR_MALFORMED, NULL,
+			       "git's options before the subcommand cannot be read (an option "
+			       "without its value, or too many -C)");
+			return;
+		}
+	}
+	r = r < 0 ? r : open_cwd(s);
 	if (r < 0) {
 		if (r == -ENOENT || r == -ENOTDIR)
 			(void)snprintf(msg, sizeof(msg),
 				       "the working directory '%s' does not exist as a directory on "
 				       "the host side of the shared workspace",
-				       s->req.cwd);
+				       s->cwd);
 		else
 			(void)snprintf(msg, sizeof(msg),
 				       "the working directory '%s' is not inside the shared workspace "
 				       "(or escapes it through '..' or a symlink)",
-				       s->req.cwd);
+				       s->cwd);
 		refuse(s, WIRE_ERROR_PATH_OUTSIDE_WORKSPACE, NULL, msg);
 		return;
 	}
@@ -801,14 +923,42 @@ static void handle(struct req_state *s)
 	/* 7. What the policy judges includes where a command sends data. */
 	compute_destination(s);
 
-	/* 8. Decide. Any error is a denial (backend.h). */
+	/* 8. Options that make the tool run a program named on the command
+	 * line (git -c alias.x='!cmd', --upload-pack, terraform -plugin-dir;
+	 * lib/toolgrammar.c) are refused here for every backend: a webhook or
+	 * exec policy engine (or allow_all) that approves "git push" should
+	 * not thereby approve running an arbitrary program on the host. */
+	{
+		struct toolgrammar_parse gp = { 0 };
+
+		r = toolgrammar_parse(s->req.tool, s->argv, s->argc, &gp);
+		if (r < 0 || gp.refused) {
+			authz_decision_clear(&dec);
+			(void)snprintf(dec.rule, sizeof(dec.rule), "grammar");
+			if (r < 0)
+				(void)snprintf(dec.reason, sizeof(dec.reason),
+					       "the arguments could not be read");
+			else
+				(void)snprintf(dec.reason, sizeof(dec.reason),
+					       "option '%.64s' is refused: %s",
+					       gp.refused_option ? gp.refused_option : "?",
+					       gp.refused);
+			toolgrammar_parse_done(&gp);
+			refuse(s, WIRE_ERROR_POLICY_DENIED, &dec, dec.reason);
+			authz_decision_clear(&dec);
+			return;
+		}
+		toolgrammar_parse_done(&gp);
+	}
+
+	/* 9. Decide. Any error is a denial (backend.h). */
 	{
 		struct authz_request ar = {
 			.request_id = s->id,
 			.tool = s->req.tool,
 			.argv = s->argv,
 			.argc = s->argc,
-			.container_cwd = s->req.cwd,
+			.container_cwd = s->cwd,
 			.host_cwd = s->host_cwd,
 			.destination = s->destination,
 			.reason = s->req.reason,
@@ -833,7 +983,7 @@ static void handle(struct req_state *s)
 		}
 	}
 
-	/* 9. The decision is durable before anything runs. */
+	/* 10. The decision is durable before anything runs. */
 	r = audit_decision(s, true, NULL, &dec);
 	if (r < 0) {
 		dispatch_reply_error(s->conn, WIRE_ERROR_INTERNAL,
@@ -842,7 +992,26 @@ static void handle(struct req_state *s)
 		return;
 	}
 
-	/* 10. Run, wait, audit the end, reply. */
+	/* 11. The client may have left while the backend deliberated (a
+	 * webhook waiting for a human, minutes): nobody is there to watch or
+	 * stop the command, and the agent that asked may be long gone. It
+	 * does not start; the approval stays on record with its end. */
+	{
+		struct pollfd pfd = { .fd = s->conn, .events = POLLIN | POLLRDHUP };
+
+		if (poll(&pfd, 1, 0) > 0 && pfd.revents) {
+			(void)clock_gettime(CLOCK_MONOTONIC, &s->t_exec);
+			log_info("request %s peer uid=%u pid=%d tool '%s': client left before the "
+				 "command started; not run",
+				 s->id, (unsigned)s->cred.uid, (int)s->cred.pid, s->req.tool);
+			release_limits(s);
+			audit_end(s, "disconnected_before_start", -1);
+			authz_decision_clear(&dec);
+			return;
+		}
+	}
+
+	/* 12. Run, wait, audit the end, reply. */
 	run_command(s, &dec);
 	authz_decision_clear(&dec);
 }
@@ -872,6 +1041,7 @@ void *dispatch_connection(void *arg)
 	release_limits(s);
 	free(s->destination);
 	free(s->argv);
+	free(s->exec_argv);
 	wire_request_done(&s->req);
 	free(s);
 out:

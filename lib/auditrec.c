@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "authzjson.h"
 #include "macros.h"
 #include "wire.h"
 
@@ -242,8 +243,17 @@ int auditrec_format_decision(const struct auditrec_chain *c, const struct auditr
 		r = add_str(o, "cwd", d->container_cwd);
 	if (r >= 0)
 		r = add_str(o, "host_cwd", d->host_cwd);
-	if (r >= 0)
-		r = add_str(o, "destination", d->destination);
+	if (r >= 0 && d->destination) {
+		/* A host remote URL may carry a token (https://user:TOKEN@host):
+		 * the log records where data goes, never the credential. */
+		size_t n = strlen(d->destination) + 1;
+		_cleanup_free_ char *dest = malloc(n);
+
+		r = dest ? authzjson_redact_userinfo(d->destination, dest, n) : -ENOMEM;
+		if (r >= 0)
+			r = add_str(o, "destination", dest);
+	} else if (r >= 0)
+		r = add_str(o, "destination", NULL);
 	if (r >= 0)
 		r = add_str(o, "reason", d->reason);
 	if (r >= 0)

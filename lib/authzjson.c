@@ -149,10 +149,7 @@ out:
 	return r;
 }
 
-/* The destination without its userinfo: a remote URL such as
- * https://user:TOKEN@host/x carries a credential that an external policy
- * engine must not receive. Other forms are copied unchanged. */
-static int redact_userinfo(const char *url, char *buf, size_t len)
+int authzjson_redact_userinfo(const char *url, char *buf, size_t len)
 {
 	const char *sep = strstr(url, "://"), *auth, *end, *at = NULL;
 
@@ -218,7 +215,7 @@ int authzjson_encode_request(const struct authz_request *req, char **ret, size_t
 		r = add(cwd, "host", str_or_null(req->host_cwd), req->host_cwd);
 	if (r >= 0) {
 		bool ok = req->destination &&
-			  redact_userinfo(req->destination, norm, sizeof(norm)) >= 0;
+			  authzjson_redact_userinfo(req->destination, norm, sizeof(norm)) >= 0;
 
 		r = add(root, "destination", ok ? json_object_new_string(norm) : NULL, ok);
 	}

@@ -49,4 +49,10 @@ int authzjson_encode_request(const struct authz_request *req, char **ret, size_t
 int authzjson_parse_decision(const char *text, size_t len, struct authzjson_answer *ret,
 			     struct authz_decision *d, const char **reterr);
 
+/* The destination without its userinfo: a remote URL such as
+ * https://user:TOKEN@host/x carries a credential that neither an external
+ * policy engine nor the audit log may receive. Other forms are copied
+ * unchanged. -ENAMETOOLONG when url does not fit in len bytes. */
+int authzjson_redact_userinfo(const char *url, char *buf, size_t len);
+
 #endif

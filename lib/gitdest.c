@@ -22,7 +22,7 @@ static bool in_list(const char *a, const char *const *list)
  * looks up a remote git does not use; a policy constraining destinations
  * then judges the wrong string, so keep these complete for git 2.39. */
 static const char *const opts_push[] = { "--repo", "--receive-pack", "--exec", "-o",
-					 "--push-option", NULL };
+					 "--push-option", "--recurse-submodules", NULL };
 static const char *const opts_fetch[] = {
 	"--depth", "--deepen", "--shallow-since", "--shallow-exclude", "--upload-pack", "-j",
 	"--jobs", "--refmap", "-o", "--server-option", "--negotiation-tip", "--filter",
@@ -38,14 +38,31 @@ static const char *const opts_clone[] = {
 static const char *const opts_ls_remote[] = { "--upload-pack", "-o", "--server-option", "--sort",
 					      NULL };
 
+/* Is a a proper prefix of a long option in list? git's parse-options takes
+ * a unique prefix for the whole name ("--push-o X" is "--push-option X"),
+ * so the word after it may be that option's value and not an operand. */
+static bool abbreviates(const char *a, const char *const *list)
+{
+	size_t n = strlen(a);
+
+	for (; *list; list++)
+		if ((*list)[1] == '-' && strlen(*list) > n && strncmp(a, *list, n) == 0)
+			return true;
+	return false;
+}
+
 /* The first operand (after `--`, anything is an operand); --repo=X or
- * --repo X in *ret_repo_opt. */
+ * --repo X in *ret_repo_opt. NULL, with *ret_unreadable, when the operand
+ * cannot be told for sure: an abbreviated option that may take the next word
+ * as its value, or (multi, for git fetch) --multiple / -m, which makes every
+ * operand a remote, so the first is not the only destination. */
 static const char *first_operand(const char *const *args, size_t n, const char *const *opts,
-				 const char **ret_repo_opt)
+				 bool multi, const char **ret_repo_opt, bool *ret_unreadable)
 {
 	bool dashdash = false;
 
 	*ret_repo_opt = NULL;
+	*ret_unreadable = false;
 	for (size_t i = 0; i < n; i++) {
 		const char *a = args[i];
 
@@ -60,6 +77,12 @@ static const char *first_operand(const char *const *args, size_t n, const char *
 			continue;
 		}
 		if (a[1] == '-') {
+			if ((multi && strlen(a) > 2 && !strchr(a, '=') &&
+			     strncmp(a, "--multiple", strlen(a)) == 0) ||
+			    (!strchr(a, '=') && !in_list(a, opts) && abbreviates(a, opts))) {
+				*ret_unreadable = true;
+				return NULL;
+			}
 			if (!strchr(a, '=') && in_list(a, opts)) {
 				if (strcmp(a, "--repo") == 0 && i + 1 < n)
 					*ret_repo_opt = args[i + 1];
@@ -72,6 +95,10 @@ static const char *first_operand(const char *const *args, size_t n, const char *
 		for (size_t k = 1; a[k]; k++) {
 			char o[3] = { '-', a[k], '\0' };
 
+			if (multi && a[k] == 'm') {
+				*ret_unreadable = true;
+				return NULL;
+			}
 			if (in_list(o, opts)) {
 				if (a[k + 1] == '\0')
 					i++;
@@ -82,12 +109,42 @@ static const char *first_operand(const char *const *args, size_t n, const char *
 	return NULL;
 }
 
+/* git push --recurse-submodules=on-demand|only also pushes every changed
+ * submodule to its own remote (fetch and pull contact it), which the one
+ * destination computed for the superproject does not cover. "no" (and its
+ * boolean spellings) and "check" reach nothing else; for fetch and pull the
+ * value is optional (a bare --recurse-submodules recurses). Options after
+ * "--" are operands. */
+static bool recurses(const char *const *args, size_t n, bool value_required)
+{
+	static const char *const harmless[] = { "no", "false", "off", "0", "check", NULL };
+
+	for (size_t i = 0; i < n; i++) {
+		const char *a = args[i], *v;
+
+		if (strcmp(a, "--") == 0)
+			break;
+		if (strncmp(a, "--recurse-submodules", 20) != 0)
+			continue;
+		if (a[20] == '=')
+			v = a + 21;
+		else if (a[20] == '\0' && value_required && i + 1 < n)
+			v = args[++i];
+		else
+			return true;
+		if (!in_list(v, harmless))
+			return true;
+	}
+	return false;
+}
+
 void gitdest_find(const char *const *args, size_t n, enum gitdest_kind *ret_kind,
 		  const char **ret_repo)
 {
 	const char *const *opts;
 	const char *repo, *repo_opt;
 	enum gitdest_kind kind;
+	bool unreadable;
 
 	*ret_kind = GITDEST_NONE;
 	*ret_repo = NULL;
@@ -107,7 +164,12 @@ void gitdest_find(const char *const *args, size_t n, enum gitdest_kind *ret_kind
 		opts = opts_clone;
 	} else
 		return;
-	repo = first_operand(args + 1, n - 1, opts, &repo_opt);
+	repo = first_operand(args + 1, n - 1, opts, strcmp(args[0], "fetch") == 0, &repo_opt,
+			     &unreadable);
+	if (unreadable || (kind != GITDEST_CLONE && recurses(args + 1, n - 1, kind == GITDEST_PUSH))) {
+		*ret_kind = kind;
+		return;
+	}
 	/* git push: "--repo ... is equivalent to the <repository> argument. If
 	 * both are specified, the command-line argument takes precedence." */
 	if (!repo && kind == GITDEST_PUSH)
@@ -115,6 +177,50 @@ void gitdest_find(const char *const *args, size_t n, enum gitdest_kind *ret_kind
 	*ret_kind = kind;
 	if (repo && repo[0] != '-' && repo[0] != '\0')
 		*ret_repo = repo;
+}
+
+/* git.c handle_options (git 2.39-2.45): global options that take the next
+ * word as their value when not written with '='. -c and --config-env are
+ * refused by the grammar; they still consume their value here. */
+static const char *const global_with_value[] = { "-C", "-c", "--git-dir", "--work-tree",
+						 "--namespace", "--super-prefix", "--config-env",
+						 "--attr-source", NULL };
+
+static bool is_option(const char *a, const char *name)
+{
+	size_t n = strlen(name);
+
+	return strncmp(a, name, n) == 0 && (a[n] == '\0' || a[n] == '=');
+}
+
+int gitdest_global_chdirs(const char *const *args, size_t n, size_t *ret_idx, size_t max,
+			  size_t *ret_n, size_t *ret_sub, const char **reterr_option)
+{
+	size_t k = 0, i;
+
+	for (i = 0; i < n && args[i][0] == '-'; i++) {
+		const char *a = args[i];
+
+		/* git has no "--" among its global options; "--" or "-" would be
+		 * "unknown option", which git itself refuses. */
+		if (is_option(a, "--git-dir") || is_option(a, "--work-tree")) {
+			*reterr_option = a;
+			return -EPERM;
+		}
+		if (!in_list(a, global_with_value))
+			continue;
+		if (i + 1 >= n)
+			return -EINVAL;
+		if (strcmp(a, "-C") == 0) {
+			if (k >= max)
+				return -E2BIG;
+			ret_idx[k++] = i;
+		}
+		i++;
+	}
+	*ret_n = k;
+	*ret_sub = i;
+	return 0;
 }
 
 int gitdest_rewrite_url(const char *url, const char *rules, size_t rules_len, int push,

@@ -78,6 +78,41 @@ TEST(fetch_clone_ls_remote)
 	check_find(cases, ELEMENTSOF(cases));
 }
 
+TEST(abbreviated_value_options_and_fetch_multiple)
+{
+	/* git takes "--push-o X" as "--push-option X": the repository is the
+	 * word after X. --multiple makes every operand a remote. Unknown
+	 * rather than the wrong one. */
+	static const struct find_case cases[] = {
+		{ { "push", "--push-o", "https://github.com/acme/x", "https://github.com/evil/x", "main" },
+		  GITDEST_PUSH, NULL },
+		{ { "push", "--rep", "https://github.com/acme/x" }, GITDEST_PUSH, NULL },
+		{ { "fetch", "--shallow-exc", "https://github.com/acme/x", "https://github.com/evil/x" },
+		  GITDEST_FETCH, NULL },
+		{ { "pull", "--strategy-o", "https://github.com/acme/x", "https://github.com/evil/x" },
+		  GITDEST_FETCH, NULL },
+		{ { "fetch", "--multiple", "origin", "evil" }, GITDEST_FETCH, NULL },
+		{ { "fetch", "--mult", "origin", "evil" }, GITDEST_FETCH, NULL },
+		{ { "fetch", "-m", "origin", "evil" }, GITDEST_FETCH, NULL },
+		{ { "fetch", "-vm", "origin", "evil" }, GITDEST_FETCH, NULL },
+		/* Submodules pushed to their own remotes. */
+		{ { "push", "--recurse-submodules=on-demand", "origin", "main" }, GITDEST_PUSH, NULL },
+		{ { "push", "--recurse-submodules", "only", "origin" }, GITDEST_PUSH, NULL },
+		{ { "push", "--recurse-submodules", "check", "origin" }, GITDEST_PUSH, "origin" },
+		{ { "push", "--recurse-submodules=no", "origin" }, GITDEST_PUSH, "origin" },
+		{ { "fetch", "--recurse-submodules", "origin" }, GITDEST_FETCH, NULL },
+		{ { "pull", "--recurse-submodules=yes", "origin" }, GITDEST_FETCH, NULL },
+		{ { "fetch", "--recurse-submodules=no", "origin" }, GITDEST_FETCH, "origin" },
+		/* Exact names and flags are still read. */
+		{ { "push", "--verbose", "origin" }, GITDEST_PUSH, "origin" },
+		{ { "push", "--push-option=a", "origin" }, GITDEST_PUSH, "origin" },
+		{ { "fetch", "--prune", "origin" }, GITDEST_FETCH, "origin" },
+		{ { "clone", "--reference", "r", "u" }, GITDEST_CLONE, "u" },
+	};
+
+	check_find(cases, ELEMENTSOF(cases));
+}
+
 TEST(not_network_or_not_readable)
 {
 	static const struct find_case cases[] = {
