@@ -917,35 +917,3 @@ void gate_loop_source(struct gate *g, struct loop_source *ret)
 		.dispatch = gate_dispatch,
 	};
 }
-
-int gate_resolv_conf_write(const char *path, bool ipv6)
-{
-	static const char head[] = "# Written by sandbox-init: every DNS query goes through its gate.\n"
-				   "nameserver 127.0.0.1\n";
-	static const char v6[] = "nameserver ::1\n";
-	char text[sizeof(head) + sizeof(v6)];
-	_cleanup_close_ int fd = -1;
-	size_t len, off = 0;
-
-	len = (size_t)snprintf(text, sizeof(text), "%s%s", head, ipv6 ? v6 : "");
-	/* In place: the engine bind-mounts this file, a rename would fail
-	 * (EBUSY) or be invisible. O_NOFOLLOW: never write through a link. */
-	fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return negative_errno();
-	while (off < len) {
-		ssize_t n = write(fd, text + off, len - off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return negative_errno();
-		}
-		off += (size_t)n;
-	}
-	if (ftruncate(fd, (off_t)len) < 0)
-		return negative_errno();
-	if (fsync(fd) < 0 && errno != EINVAL) /* EINVAL: a special file, nothing to sync */
-		return negative_errno();
-	return 0;
-}

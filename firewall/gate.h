@@ -93,11 +93,5 @@ void gate_get_stats(const struct gate *g, struct gate_stats *ret);
 /* True when the gate listens on [::1]:port too. */
 bool gate_has_ipv6(const struct gate *g);
 
-/* Rewrites the resolv.conf at path in place (engines bind-mount it, so it
- * cannot be replaced by rename) to name the gate only: "nameserver
- * 127.0.0.1", and "nameserver ::1" when ipv6. No search domains: they would
- * only produce refused queries. Does not follow a symlink at path.
- * Returns 0 or a negative errno. */
-int gate_resolv_conf_write(const char *path, bool ipv6);
 
 #endif

@@ -105,7 +105,7 @@ static int serve(struct firewall *fw, const struct firewall_config *c, unsigned 
 	if (r < 0)
 		return log_error_errno(r, "Failed to start the DNS gate: %s", strerror(-r));
 	if (resolv_out) {
-		r = gate_resolv_conf_write(resolv_out, gate_has_ipv6(g));
+		r = firewall_resolv_conf_write(c, resolv_out, gate_has_ipv6(g));
 		if (r < 0)
 			log_warn_errno(r, "Failed to write '%s': %s, ignoring", resolv_out, strerror(-r));
 	}

@@ -206,7 +206,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (resolv_out) {
-		r = gate_resolv_conf_write(resolv_out, gate_has_ipv6(g));
+		r = firewall_resolv_conf_write(&c, resolv_out, gate_has_ipv6(g));
 		if (r < 0) {
 			log_error_errno(r, "Failed to write '%s': %s", resolv_out, strerror(-r));
 			goto out;
