@@ -6,22 +6,29 @@
 
 #include "macros.h"
 
-int ids_parse_id(const char *s, unsigned *ret_id)
+/* Parses the decimal field [s, e): 0 on success. */
+static int parse_field_id(const char *s, const char *e, unsigned *ret)
 {
 	unsigned long long v = 0;
 
-	if (!s || !*s)
+	if (s == e)
 		return -EINVAL;
-	for (const char *p = s; *p; p++) {
+	for (const char *p = s; p < e; p++) {
 		if (*p < '0' || *p > '9')
 			return -EINVAL;
 		v = v * 10 + (unsigned)(*p - '0');
-		/* Stop before the multiplication can wrap. */
 		if (v > IDS_ID_MAX)
 			return -ERANGE;
 	}
-	*ret_id = (unsigned)v;
+	*ret = (unsigned)v;
 	return 0;
+}
+
+int ids_parse_id(const char *s, unsigned *ret_id)
+{
+	if (!s)
+		return -EINVAL;
+	return parse_field_id(s, s + strlen(s), ret_id);
 }
 
 /* Membership in any of these grants power beyond the user's own files:
@@ -45,24 +52,6 @@ bool ids_group_name_is_privileged(const char *name)
 		if (strcmp(name, privileged_groups[i]) == 0)
 			return true;
 	return false;
-}
-
-/* Parses the decimal field [s, e): 0 on success. */
-static int parse_field_id(const char *s, const char *e, unsigned *ret)
-{
-	unsigned long long v = 0;
-
-	if (s == e)
-		return -EINVAL;
-	for (const char *p = s; p < e; p++) {
-		if (*p < '0' || *p > '9')
-			return -EINVAL;
-		v = v * 10 + (unsigned)(*p - '0');
-		if (v > IDS_ID_MAX)
-			return -ERANGE;
-	}
-	*ret = (unsigned)v;
-	return 0;
 }
 
 int ids_gid_is_privileged(const char *group_text, size_t len, unsigned gid, char *ret_name)
