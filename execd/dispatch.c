@@ -31,6 +31,7 @@
 
 #define DISPATCH_MAX_ENV (64 + AUTHZ_MAX_ENV)
 #define DISPATCH_REPLY_TIMEOUT_MS 2000
+#define DISPATCH_MAX_DRAIN ((size_t)256 * 1024) /* unread bytes discarded before close */
 
 /* Variables passed from the daemon's own environment to commands: identity,
  * locale, and the credential channels a host tool legitimately uses (ssh
@@ -89,6 +90,7 @@ struct req_state {
 	uint64_t peer_key;
 	bool peer_counted;
 	bool active_counted;
+	bool authenticated; /* refusals before this are counted, not recorded one by one */
 	char id[EXECD_REQUEST_ID_LEN];
 	struct timespec t0;     /* request accepted: frame deadline */
 	struct timespec t_exec; /* command started: its timeout and duration */
@@ -229,6 +231,34 @@ static int recv_exact(struct req_state *s, uint8_t *buf, size_t n, const struct 
 	return 0;
 }
 
+/* True when the peer has sent bytes beyond the request frame. The protocol
+ * has nothing after it, so such bytes make the request malformed: it is
+ * answered as such (not dropped with a reset, which is what closing a Unix
+ * socket with unread data gives the peer). */
+static bool has_trailing_bytes(int fd)
+{
+	char c;
+
+	return recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+}
+
+/* Reads and discards what the peer sent and we did not read (bounded), so
+ * that closing does not turn into ECONNRESET on its side before it has read
+ * our reply (the kernel resets a Unix stream peer when unread data is
+ * discarded). A peer that keeps sending past the bound gets the reset. */
+static void drain_input(int fd)
+{
+	char buf[4096];
+
+	for (size_t total = 0; total < DISPATCH_MAX_DRAIN;) {
+		ssize_t k = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (k <= 0)
+			break;
+		total += (size_t)k;
+	}
+}
+
 /* ---- limits ---- */
 
 /* Which container a peer belongs to: its pid namespace. Peers of one
@@ -359,12 +389,39 @@ static const char *loggable_tool(const char *t)
 	return t;
 }
 
+/* Before authentication a refusal costs no disk write of its own: a flood
+ * of wrong tokens, garbage or busy connections is counted per peer and
+ * written as one record per second (audit_count_refusal), so it cannot turn
+ * the log's fsyncs against the other containers. After it, each refusal is
+ * a full decision record. */
+static void count_refusal(struct execd *d, const struct ucred *cred, uint64_t key,
+			  const char *error, const char *id)
+{
+	struct audit_refusal n = {
+		.peer_key = key,
+		.peer_uid = cred->uid,
+		.peer_gid = cred->gid,
+		.peer_pid = cred->pid,
+		.error = error,
+		.id = id,
+	};
+
+	audit_count_refusal(d->audit, &n);
+}
+
 static void refuse(struct req_state *s, enum wire_error e, const struct authz_decision *dec,
 		   const char *msg)
 {
-	(void)audit_decision(s, false, wire_error_to_string(e), dec);
-	log_info("request %s peer uid=%u pid=%d tool '%s': refused: %s", s->id, (unsigned)s->cred.uid,
-		 (int)s->cred.pid, loggable_tool(s->req.tool), wire_error_to_string(e));
+	if (!s->authenticated) {
+		count_refusal(s->d, &s->cred, s->peer_key, wire_error_to_string(e), s->id);
+		log_debug("request %s peer uid=%u pid=%d: refused: %s", s->id, (unsigned)s->cred.uid,
+			  (int)s->cred.pid, wire_error_to_string(e));
+	} else {
+		(void)audit_decision(s, false, wire_error_to_string(e), dec);
+		log_info("request %s peer uid=%u pid=%d tool '%s': refused: %s", s->id,
+			 (unsigned)s->cred.uid, (int)s->cred.pid, loggable_tool(s->req.tool),
+			 wire_error_to_string(e));
+	}
 	dispatch_reply_error(s->conn, e, msg);
 }
 
@@ -730,13 +787,14 @@ static void run_command(struct req_state *s, const struct authz_decision *dec)
 			outcome = "shutdown";
 			break;
 		}
-		if (pfd[1].revents & (POLLHUP | POLLRDHUP | POLLERR)) {
-			outcome = "disconnected";
+		if (pfd[1].revents & POLLIN && has_trailing_bytes(s->conn)) {
+			/* The protocol has nothing after the request: a peer
+			 * that sends more has its command stopped and is told
+			 * why (malformed), before a hang-up is looked at. */
+			outcome = "malformed";
 			break;
 		}
-		if (pfd[1].revents & POLLIN) {
-			/* The protocol has nothing after the request: a peer
-			 * that sends more is dropped, and so is its command. */
+		if (pfd[1].revents & (POLLHUP | POLLRDHUP | POLLERR | POLLIN)) {
 			outcome = "disconnected";
 			break;
 		}
@@ -759,6 +817,10 @@ static void run_command(struct req_state *s, const struct authz_decision *dec)
 	} else if (strcmp(outcome, "signaled") == 0 && code >= 1 && code <= 127) {
 		rep.kind = WIRE_REPLY_SIGNALED;
 		rep.code = code;
+	} else if (strcmp(outcome, "malformed") == 0) {
+		rep.error = WIRE_ERROR_MALFORMED;
+		(void)snprintf(rep.message, sizeof(rep.message),
+			       "bytes after the request frame; the command was stopped");
 	} else if (strcmp(outcome, "timeout") == 0) {
 		rep.error = WIRE_ERROR_TIMEOUT;
 		(void)snprintf(rep.message, sizeof(rep.message),
@@ -814,8 +876,13 @@ static void handle(struct req_state *s)
 
 	/* 1. Receive the frame: header (with the fds), then the payload. */
 	r = recv_exact(s, hdr, sizeof(hdr), &s->t0, d->conf->request_read_timeout_ms, true);
-	if (r == -ECONNRESET)
-		return; /* connected and left: nothing was asked */
+	if (r == -ECONNRESET) {
+		/* Connected and left: nothing was asked, but a connect/close
+		 * flood is worth a count (socket activation's empty probe
+		 * costs one record). */
+		count_refusal(d, &s->cred, s->peer_key, "empty", s->id);
+		return;
+	}
 	if (r >= 0)
 		r = wire_parse_header(hdr, sizeof(hdr), d->conf->max_frame, &h);
 	if (r >= 0 && h.type != WIRE_TYPE_REQUEST)
@@ -837,6 +904,10 @@ static void handle(struct req_state *s)
 					d->conf->max_frame, &s->req);
 	if (r >= 0 && s->n_fds != WIRE_REQUEST_FDS)
 		r = -EBADMSG;
+	if (r >= 0 && has_trailing_bytes(s->conn)) {
+		refuse(s, WIRE_ERROR_MALFORMED, NULL, "bytes after the request frame");
+		return;
+	}
 	if (r == -EMSGSIZE || r == -E2BIG) {
 		refuse(s, WIRE_ERROR_TOO_LARGE, NULL, "request too large");
 		return;
@@ -869,6 +940,7 @@ static void handle(struct req_state *s)
 			return;
 		}
 		explicit_bzero(cmp, sizeof(cmp));
+		s->authenticated = true;
 	}
 
 	/* 5. Tool table. */
@@ -1045,6 +1117,7 @@ void *dispatch_connection(void *arg)
 	wire_request_done(&s->req);
 	free(s);
 out:
+	drain_input(c->fd);
 	safe_close(c->fd);
 	free(c);
 	pthread_mutex_lock(&d->lock);
@@ -1054,4 +1127,21 @@ out:
 		pthread_cond_broadcast(&d->idle);
 	pthread_mutex_unlock(&d->lock);
 	return NULL;
+}
+
+void dispatch_refuse_busy(struct execd *d, int fd, const char *msg)
+{
+	struct ucred cred = { 0 };
+	socklen_t cl = sizeof(cred);
+	char id[EXECD_REQUEST_ID_LEN];
+
+	(void)snprintf(id, sizeof(id), "%s-%lu", d->launch_id,
+		       (unsigned long)atomic_fetch_add(&d->next_seq, 1) + 1);
+	/* Without credentials (the peer already left) the refusal is still
+	 * counted, as uid -1. */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0)
+		cred = (struct ucred){ .pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1 };
+	count_refusal(d, &cred, peer_key(&cred), "busy", id);
+	dispatch_reply_error(fd, WIRE_ERROR_BUSY, msg);
+	drain_input(fd);
 }

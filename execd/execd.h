@@ -37,6 +37,20 @@ int audit_open(const char *path, struct audit **ret);
  * (runs the command) only after this succeeded. Thread-safe. */
 int audit_write_decision(struct audit *a, const struct auditrec_decision *d);
 int audit_write_end(struct audit *a, const struct auditrec_end *e);
+/* A refusal before authentication: counted per peer and error, and written
+ * as one "refused" record (with the count, the first and last request id)
+ * when its one-second window closes, or at audit_close(). Never blocks on
+ * the disk (except when more than AUDIT_AGG_SLOTS peers are counted at
+ * once). error must be a static string. Thread-safe. */
+struct audit_refusal {
+	uint64_t peer_key;
+	uid_t peer_uid;
+	gid_t peer_gid;
+	pid_t peer_pid;
+	const char *error;
+	const char *id; /* copied */
+};
+void audit_count_refusal(struct audit *a, const struct audit_refusal *n);
 void audit_close(struct audit *a);
 /* --verify-audit / --show-audit: exit status for main(). */
 int audit_verify_file(const char *path);
@@ -116,6 +130,10 @@ struct execd_conn {
 void *dispatch_connection(void *conn);
 /* Sends a one-shot error reply (used by the accept loop for `busy`). */
 void dispatch_reply_error(int fd, enum wire_error e, const char *msg);
+/* Refuses a connection the accept loop cannot take (busy): counted in the
+ * audit log with the peer's credentials, answered, input drained. The
+ * caller closes fd. */
+void dispatch_refuse_busy(struct execd *d, int fd, const char *msg);
 /* Builds the allowlisted base environment from the daemon's own. */
 int dispatch_build_base_env(struct execd *d);
 

@@ -270,7 +270,7 @@ static void accept_one(struct execd *d, int lfd, pthread_attr_t *attr)
 	if (over) {
 		log_info("refusing a connection: %u requests in flight (max_concurrent)",
 			 d->conf->max_concurrent);
-		dispatch_reply_error(fd, WIRE_ERROR_BUSY, "the host is running too many requests");
+		dispatch_refuse_busy(d, fd, "the host is running too many requests");
 		safe_close(fd);
 		return;
 	}
@@ -284,7 +284,7 @@ static void accept_one(struct execd *d, int lfd, pthread_attr_t *attr)
 		free(c);
 		log_warn_errno(-r, "Cannot start a worker thread: %s", strerror(-(-r)));
 	}
-	dispatch_reply_error(fd, WIRE_ERROR_BUSY, "the host cannot take more requests now");
+	dispatch_refuse_busy(d, fd, "the host cannot take more requests now");
 	safe_close(fd);
 	pthread_mutex_lock(&d->lock);
 	d->active--;

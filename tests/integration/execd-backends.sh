@@ -152,6 +152,7 @@ REASON=garbage expect_denied "exec: garbage output denies" "malformed" git statu
 REASON=exit3 expect_denied "exec: non-zero exit denies" "failed" git status
 REASON=badenv expect_denied "exec: LD_PRELOAD from the program denies" "malformed" git status
 REASON=pending expect_denied "exec: pending denies" "does not poll" git status
+REASON=duplicate expect_denied "exec: a duplicate key (denied, then approved) denies" "duplicate key" git status
 REASON=
 # Concurrent decisions: each request runs its own program.
 concurrent() { # concurrent N CMD...: N at once, all must be allowed
@@ -214,6 +215,7 @@ ok "webhook: the decision was polled" grep -q '"method": "GET"' "$T/webhook.log"
 REASON=pending-deny expect_denied "webhook: pending then denied" "rejected after review" git status
 REASON=forever expect_denied "webhook: pending forever times out and denies" "decision_timeout_ms" git status
 REASON=malformed expect_denied "webhook: malformed answer denies" "not one complete JSON" git status
+REASON=duplicate expect_denied "webhook: a duplicate key (denied, then approved) denies" "duplicate key" git status
 REASON=slow expect_denied "webhook: an answer slower than webhook_timeout_ms denies" "timed out" git status
 REASON=error500 expect_denied "webhook: HTTP 500 denies" "HTTP error" git status
 REASON=redirect expect_denied "webhook: a redirect is not followed and denies" "redirect" git status

@@ -93,3 +93,20 @@ raw() { # raw MODE [args]: the hand-made client, as the user
 
 token() { cat "$TOKEN"; }
 
+
+# Copies the programs a test runs as $EXECD_USER into its own 0755 directory
+# (issue 12: the checkout's parents need not be traversable by that user)
+# and points EXECD, WRAPPER, RAWCLIENT, LOAD and the tool links at the
+# copies. Call after execd_setup.
+execd_private_binaries() {
+	mkdir -p "$T/prog"
+	cp "$BUILD_DIR/execd/sandbox-execd" "$BUILD_DIR/wrappers/sandbox-exec" \
+		"$SOURCE_DIR/tests/support/execd-rawclient.py" "$SOURCE_DIR/tests/support/execd-load.py" "$T/prog/"
+	chmod 755 "$T/prog" "$T/prog"/*
+	EXECD=$T/prog/sandbox-execd
+	WRAPPER=$T/prog/sandbox-exec
+	RAWCLIENT=$T/prog/execd-rawclient.py
+	LOAD=$T/prog/execd-load.py
+	local l
+	for l in "$T"/bin/*; do [ -L "$l" ] && ln -sfn "$WRAPPER" "$l"; done
+}
