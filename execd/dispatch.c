@@ -80,7 +80,7 @@ static const char *const env_fixed[] = {
 	"AWS_PAGER=",
 	"TF_INPUT=0",
 };
-_Static_assert(ELEMENTSOF(env_allowlist) + ELEMENTSOF(env_fixed) <= DISPATCH_MAX_ENV - AUTHZ_MAX_ENV,
+_Static_assert(ELEMENTSOF(env_allowlist) + ELEMENTSOF(env_fixed) + 4 <= DISPATCH_MAX_ENV - AUTHZ_MAX_ENV,
 	       "DISPATCH_MAX_ENV too small");
 
 struct req_state {
@@ -111,6 +111,7 @@ struct req_state {
 	int cwd_fd;
 	char *destination;
 	const char *tool_path;
+	struct toolrun tr; /* private directory, file arguments (toolrun.c) */
 };
 
 static long long elapsed_ms(const struct timespec *t0)
@@ -708,6 +709,8 @@ static void build_env(struct req_state *s, const struct authz_decision *dec, con
 		env[n++] = s->d->base_env[i];
 	for (size_t i = 0; i < ELEMENTSOF(env_fixed); i++)
 		env[n++] = env_fixed[i];
+	for (size_t i = 0; i < s->tr.n_env; i++)
+		env[n++] = s->tr.env[i];
 	for (size_t i = 0; i < dec->n_env && n < DISPATCH_MAX_ENV; i++) {
 		bool replaced = false;
 
@@ -740,10 +743,14 @@ static void run_command(struct req_state *s, const struct authz_decision *dec)
 	{
 		struct spawn_params p = {
 			.path = s->tool_path,
-			.argv = (char *const *)(s->exec_argv ? s->exec_argv : s->argv),
+			.argv = (char *const *)(s->tr.argv    ? s->tr.argv
+						: s->exec_argv ? s->exec_argv
+							       : s->argv),
 			.envp = (char *const *)env,
-			.cwd_fd = s->cwd_fd,
-			.fds = { s->fds[0], s->fds[1], s->fds[2] },
+			.cwd_fd = s->tr.priv_fd >= 0 ? s->tr.priv_fd : s->cwd_fd,
+			.fds = { s->tr.null_fd >= 0 ? s->tr.null_fd : s->fds[0], s->fds[1], s->fds[2] },
+			.extra_fds = s->tr.fds,
+			.n_extra = s->tr.n_fds,
 		};
 
 		/* The timeout counts from here: a backend that took its time
@@ -1023,6 +1030,73 @@ static void handle(struct req_state *s)
 		toolgrammar_parse_done(&gp);
 	}
 
+	/* 8b. The rule: the tool runs in an empty private directory, reads
+	 * only files the daemon opened beneath the workspace, and options
+	 * that write files, read host paths or reach other hosts are refused
+	 * (lib/toolfiles.c), for every backend like the grammar's refusals. */
+	{
+		struct toolfiles_config tc = {
+			.gh_host = d->conf->gh_host ? d->conf->gh_host : "github.com",
+			.psql_stdin = d->conf->psql_stdin != 0,
+		};
+		struct toolrun_ctx c = {
+			.id = s->id,
+			.argv = s->argv,
+			.argc = s->argc,
+			.container_cwd = s->cwd,
+			.map = &d->conf->map,
+			.root_fds = d->root_fds,
+			.map_index = s->map_index,
+			.rel = s->rel,
+			.cwd_fd = s->cwd_fd,
+		};
+		enum wire_error kind;
+
+		r = toolfiles_plan(s->req.tool, s->argv, s->argc, &tc, &s->tr.plan);
+		if (r < 0) {
+			dispatch_reply_error(s->conn, WIRE_ERROR_INTERNAL, "cannot plan the command");
+			return;
+		}
+		if (s->tr.plan.refused) {
+			authz_decision_clear(&dec);
+			(void)snprintf(dec.rule, sizeof(dec.rule), "toolfiles");
+			(void)snprintf(dec.reason, sizeof(dec.reason), "'%.64s' is refused: %s",
+				       s->tr.plan.refused_arg ? s->tr.plan.refused_arg : s->req.tool,
+				       s->tr.plan.refused);
+			refuse(s, WIRE_ERROR_POLICY_DENIED, &dec, dec.reason);
+			authz_decision_clear(&dec);
+			return;
+		}
+		r = toolrun_prepare(d, &c, &s->tr, &kind, msg, sizeof(msg));
+		if (r < 0) {
+			if (kind == WIRE_ERROR_INTERNAL) {
+				log_error_errno(r, "request %s: cannot prepare the tool's directory and files: %s",
+						s->id, strerror(-r));
+				dispatch_reply_error(s->conn, WIRE_ERROR_INTERNAL,
+						     "the host could not prepare the command");
+				return;
+			}
+			authz_decision_clear(&dec);
+			(void)snprintf(dec.rule, sizeof(dec.rule), "toolfiles");
+			(void)snprintf(dec.reason, sizeof(dec.reason), "%.500s", msg);
+			refuse(s, kind, &dec, msg);
+			authz_decision_clear(&dec);
+			return;
+		}
+		/* psql: what it connects to is the destination the policy
+		 * and the audit log see. */
+		if (s->tr.plan.target.host && !s->destination &&
+		    asprintf(&s->destination, "postgresql://%s%s%s/%s", s->tr.plan.target.host,
+			     s->tr.plan.target.port ? ":" : "",
+			     s->tr.plan.target.port ? s->tr.plan.target.port : "",
+			     s->tr.plan.target.dbname ? s->tr.plan.target.dbname : "") < 0)
+			s->destination = NULL;
+		if (s->destination && !wire_utf8_valid(s->destination, strlen(s->destination))) {
+			free(s->destination);
+			s->destination = NULL;
+		}
+	}
+
 	/* 9. Decide. Any error is a denial (backend.h). */
 	{
 		struct authz_request ar = {
@@ -1103,6 +1177,7 @@ void *dispatch_connection(void *arg)
 	s->conn = c->fd;
 	s->active_counted = true; /* counted by the accept loop */
 	s->cwd_fd = -1;
+	s->tr.priv_fd = s->tr.null_fd = -1;
 	(void)clock_gettime(CLOCK_MONOTONIC, &s->t0);
 	(void)snprintf(s->id, sizeof(s->id), "%s-%lu", d->launch_id,
 		       (unsigned long)atomic_fetch_add(&d->next_seq, 1) + 1);
@@ -1110,6 +1185,7 @@ void *dispatch_connection(void *arg)
 	for (size_t i = 0; i < s->n_fds; i++)
 		safe_close(s->fds[i]);
 	safe_close(s->cwd_fd);
+	toolrun_release(d, &s->tr);
 	release_limits(s);
 	free(s->destination);
 	free(s->argv);

@@ -13,6 +13,8 @@
 #include "auditrec.h"
 #include "backend.h"
 #include "execdconf.h"
+#include "pathmap.h"
+#include "toolfiles.h"
 #include "wire.h"
 
 #define EXECD_TOKEN_BYTES 32               /* random bytes; the file holds them in hex */
@@ -74,6 +76,8 @@ struct spawn_params {
 	char *const *envp;
 	int cwd_fd;             /* directory fd; the child fchdir()s into it */
 	int fds[3];             /* stdin, stdout, stderr for the child */
+	const int *extra_fds;   /* become fds 3, 4, ... in the child (numbers >= 3 + n_extra) */
+	size_t n_extra;
 };
 
 /* Starts a command in a new session (so its process group is its pid) with
@@ -90,6 +94,47 @@ int spawn_reap(pid_t pid, int pidfd, int *ret_code, bool *ret_signaled);
  * (>= 0) or -errno (-EMSGSIZE when the output does not fit). */
 int spawn_capture(const struct spawn_params *p, unsigned timeout_ms, char *out, size_t max,
 		  size_t *ret_len);
+
+/* ---- toolrun.c ---- */
+struct execd;
+/* What toolrun_prepare() needs of the request. */
+struct toolrun_ctx {
+	const char *id;
+	const char *const *argv; /* argv[0] is the tool name */
+	size_t argc;
+	const char *container_cwd;
+	const struct pathmap *map;
+	const int *root_fds;
+	size_t map_index; /* the cwd's mapping */
+	const char *rel;  /* the cwd beneath that mapping's root, "." for the root */
+	int cwd_fd;
+};
+
+struct toolrun {
+	struct toolfiles_plan plan;
+	int priv_fd;        /* the tool's private directory, -1: none (git) */
+	char priv_name[EXECD_REQUEST_ID_LEN + 8];
+	int null_fd;        /* stdin when plan.stdin_null */
+	size_t n_fds;
+	int fds[TOOLFILES_MAX_FILES]; /* sealed memfds, child fds 3.. */
+	size_t n_strs;
+	char *strs[TOOLFILES_MAX_FILES];
+	const char **argv;  /* what runs; strings borrowed or in strs */
+	size_t argc;
+	size_t n_env;
+	const char *env[4];
+};
+
+/* Makes the work directory and terraform's CLI configuration. Logs. */
+int toolrun_init(struct execd *d);
+void toolrun_done(struct execd *d);
+/* Carries out tr->plan (filled by the caller with toolfiles_plan()):
+ * private directory, file arguments (memfds, argv rewritten), psql checks,
+ * terraform copies. On failure *reterr_kind and msg say what to answer;
+ * toolrun_release() cleans up either way. */
+int toolrun_prepare(struct execd *d, const struct toolrun_ctx *c, struct toolrun *tr,
+		    enum wire_error *reterr_kind, char *msg, size_t msg_len);
+void toolrun_release(struct execd *d, struct toolrun *tr);
 
 /* ---- dispatch.c ---- */
 struct execd_peer {
@@ -109,6 +154,10 @@ struct execd {
 	int root_dir_fd;                       /* "/", for lookups outside a repository */
 	char **base_env;                       /* allowlisted environment, built at start */
 	char launch_id[17];
+	int work_fd;       /* private directory for the tools' own directories */
+	char *work_path;
+	bool work_owned;   /* made by us at start-up: removed at exit */
+	char *tool_env[3]; /* TF_CLI_CONFIG_FILE=, TF_PLUGIN_CACHE_DIR=, GH_HOST= */
 
 	pthread_mutex_t lock;
 	pthread_cond_t idle; /* broadcast when threads drops to 0 */

@@ -34,7 +34,7 @@
 
 #define MAIN_SHUTDOWN_GRACE_S 10
 
-static struct execd daemon_state = { .stop_fd = -1, .root_dir_fd = -1 };
+static struct execd daemon_state = { .stop_fd = -1, .root_dir_fd = -1, .work_fd = -1 };
 static struct execdconf conf;
 
 static int read_file(const char *path, char **ret, size_t *ret_len)
@@ -133,9 +133,17 @@ static int resolve_tools(struct execd *d)
 			return log_error_errno(-EACCES, "tool '%s': '%s' is not an executable file",
 					       conf.tools[i].name, conf.tools[i].path);
 		}
-		d->tool_paths[i] = rp;
+		/* Executed at the configured path, not its realpath: a
+		 * multiplexing wrapper (Debian's /usr/bin/psql is pg_wrapper, a
+		 * script) decides what to do from the name it was started by,
+		 * and an interpreter sees the script's path, not argv[0]. The
+		 * realpath only served the check above. */
+		free(rp);
+		d->tool_paths[i] = strdup(conf.tools[i].path);
+		if (!d->tool_paths[i])
+			return log_error_errno(-ENOMEM, "Out of memory");
 		if (strcmp(conf.tools[i].name, "git") == 0)
-			d->git_path = rp;
+			d->git_path = d->tool_paths[i];
 	}
 	for (size_t i = 0; i < conf.map.n; i++) {
 		d->root_fds[i] = open(conf.map.e[i].host, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -209,8 +217,8 @@ static void print_config(const char *path)
 	       conf.command_timeout_ms, conf.max_concurrent, conf.max_concurrent_per_peer,
 	       conf.max_frame, conf.request_read_timeout_ms);
 	for (size_t i = 0; i < conf.n_tools; i++)
-		printf("tool %s = %s   # resolved: %s\n", conf.tools[i].name, conf.tools[i].path,
-		       daemon_state.tool_paths[i]);
+		printf("tool %s = %s   # executed at this path, argv[0] '%s'\n", conf.tools[i].name,
+		       daemon_state.tool_paths[i], conf.tools[i].name);
 	for (size_t i = 0; i < conf.map.n; i++)
 		printf("map %s = %s\n", conf.map.e[i].container, conf.map.e[i].host);
 }
@@ -435,7 +443,7 @@ int main(int argc, char **argv)
 		ret = 0;
 		goto out;
 	}
-	if (dispatch_build_base_env(d) < 0)
+	if (dispatch_build_base_env(d) < 0 || toolrun_init(d) < 0)
 		goto out;
 	{
 		unsigned char rnd[8];
@@ -487,6 +495,7 @@ out:
 		safe_close(d->root_fds[i]);
 	safe_close(d->root_dir_fd);
 	safe_close(d->stop_fd);
+	toolrun_done(d);
 	if (d->base_env)
 		for (char **e = d->base_env; *e; e++)
 			free(*e);

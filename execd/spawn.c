@@ -60,9 +60,15 @@ static _noreturn_ void child(const struct spawn_params *p, pid_t parent, int err
 	for (int i = 0; i < 3; i++)
 		if (dup2(p->fds[i], i) < 0)
 			goto fail;
+	/* Files the daemon opened for the tool (toolrun.c) on 3, 4, ...:
+	 * their sources are numbered above that range, so none is
+	 * overwritten before it is copied. */
+	for (size_t i = 0; i < p->n_extra; i++)
+		if (dup2(p->extra_fds[i], (int)(3 + i)) < 0)
+			goto fail;
 	/* Everything else closes on exec (errfd too, which tells the parent
 	 * that execve succeeded). */
-	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+	if (syscall(SYS_close_range, (unsigned)(3 + p->n_extra), ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		goto fail;
 	execve(p->path, p->argv, p->envp);
 fail:

@@ -36,6 +36,7 @@ void execdconf_done(struct execdconf *c)
 	char **strs[] = {
 		&c->backend, &c->policy_file, &c->webhook_url, &c->webhook_token_file,
 		&c->webhook_ca_file, &c->exec_program, &c->audit_log, &c->socket, &c->token_file,
+		&c->gh_host, &c->work_dir,
 	};
 
 	for (size_t i = 0; i < ELEMENTSOF(strs); i++) {
@@ -120,6 +121,8 @@ static const struct str_key str_keys[] = {
 	{ "audit_log", offsetof(struct execdconf, audit_log), true },
 	{ "socket", offsetof(struct execdconf, socket), true },
 	{ "token_file", offsetof(struct execdconf, token_file), true },
+	{ "gh_host", offsetof(struct execdconf, gh_host), false },
+	{ "work_dir", offsetof(struct execdconf, work_dir), true },
 };
 
 struct num_key {
@@ -140,6 +143,7 @@ static const struct num_key num_keys[] = {
 	{ "max_frame", offsetof(struct execdconf, max_frame), 1024, WIRE_MAX_FRAME },
 	{ "request_read_timeout_ms", offsetof(struct execdconf, request_read_timeout_ms), 1,
 	  EXECDCONF_MAX_MS },
+	{ "psql_stdin", offsetof(struct execdconf, psql_stdin), 0, 1 },
 };
 
 static int parse_line(struct execdconf *c, char *line, unsigned lineno, uint32_t *seen,

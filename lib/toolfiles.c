@@ -283,6 +283,19 @@ static bool gh_host_ok(struct scan *s, const struct toolfiles_config *cfg, const
 	return true;
 }
 
+bool toolfiles_gh_needs_repo(const char *command)
+{
+	static const char *const scoped[] = {
+		"pr", "issue", "release", "run", "workflow", "label", "cache", "secret",
+		"variable", "ruleset", "attestation", "project",
+	};
+
+	for (size_t k = 0; command && k < sizeof(scoped) / sizeof(scoped[0]); k++)
+		if (strcmp(command, scoped[k]) == 0)
+			return true;
+	return false;
+}
+
 static void plan_gh(struct scan *s, const struct toolfiles_config *cfg)
 {
 	const char *w[3] = { NULL, NULL, NULL };
@@ -405,11 +418,11 @@ static void plan_gh(struct scan *s, const struct toolfiles_config *cfg)
 		if (W(0, "auth") && (strcmp(a, "--show-token") == 0 || strcmp(a, "-t") == 0))
 			refuse(s, "gh auth status --show-token prints the credential", a);
 	}
-	/* Commands that act on a repository get it explicitly. */
-	if (!have_repo && !W(0, "api") && !W(0, "auth") && !W(0, "search") && !W(0, "gist") &&
-	    !W(0, "status") && !W(0, "help") && !W(0, "version") && !W(0, "alias") &&
-	    !W(0, "completion") && !W(0, "org") && !W(0, "ssh-key") && !W(0, "gpg-key") &&
-	    !W(0, "config"))
+	/* Commands that act on the current repository get it explicitly: in
+	 * the private directory there is no git remote to take it from, and
+	 * the one in the workspace is the agent's to write. (`repo` commands
+	 * name theirs as an operand, checked above.) */
+	if (!have_repo && toolfiles_gh_needs_repo(w[0]))
 		refuse(s, "gh needs --repo HOST/OWNER/REPO (the wrapper adds it from the "
 			  "repository's origin remote; in a directory without one, pass it)",
 		       w[0]);
@@ -453,8 +466,7 @@ static void plan_terraform(struct scan *s)
 		}
 		if (IS("state") || IS("state-out") || IS("backup") || IS("out") ||
 		    IS("generate-config-out") || IS("plugin-dir") || IS("from-module") ||
-		    IS("backend-config") || IS("lockfile") || IS("test-directory") ||
-		    IS("chdir")) {
+		    IS("backend-config") || IS("lockfile") || IS("test-directory")) {
 			refuse(s, "this terraform option reads or writes a file or directory by path "
 				  "on the host",
 			       a);

@@ -83,6 +83,10 @@ int toolfiles_plan(const char *tool, const char *const *argv, size_t argc,
  * names the exact value. */
 bool toolfiles_aws_guarded(const char *opt);
 
+/* gh: does this top-level command act on "the current repository" (pr,
+ * issue, release, run, ...), so that it needs --repo? */
+bool toolfiles_gh_needs_repo(const char *command);
+
 /* gh: the host of a repository argument or URL ("HOST/OWNER/REPO",
  * "https://HOST/...", "git@HOST:..."): copied into buf (lowercase), or ""
  * when the argument names none (OWNER/REPO: gh's default host). -ENAMETOOLONG. */

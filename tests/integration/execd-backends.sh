@@ -152,7 +152,7 @@ REASON=garbage expect_denied "exec: garbage output denies" "malformed" git statu
 REASON=exit3 expect_denied "exec: non-zero exit denies" "failed" git status
 REASON=badenv expect_denied "exec: LD_PRELOAD from the program denies" "malformed" git status
 REASON=pending expect_denied "exec: pending denies" "does not poll" git status
-REASON=duplicate expect_denied "exec: a duplicate key (denied, then approved) denies" "duplicate key" git status
+REASON=duplicate expect_denied "exec: a duplicate key (denied, then approved) denies" "malformed" git status
 REASON=
 # Concurrent decisions: each request runs its own program.
 concurrent() { # concurrent N CMD...: N at once, all must be allowed

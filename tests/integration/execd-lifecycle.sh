@@ -182,7 +182,7 @@ st=0
 check "--check: an unknown key names file:line" "$(grep -c "execd.conf:10: unknown key 'bogus'" "$T/err")" -eq 1
 execd_conf
 ok "--check: a good configuration passes and prints it" eval '"$EXECD" --config "$T/execd.conf" --check >"$T/out" 2>&1'
-check "... with tools resolved" "$("$EXECD" --config "$T/execd.conf" --check | grep -c '^tool sh = /bin/sh   # resolved: /')" -eq 1
+check "... with tools checked (executed at the configured path)" "$("$EXECD" --config "$T/execd.conf" --check | grep -c "^tool sh = /bin/sh   # executed at this path, argv\[0\] 'sh'")" -eq 1
 
 # --- systemd socket activation -----------------------------------------------
 # With systemd-socket-activate when installed (package systemd), and always

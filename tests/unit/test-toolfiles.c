@@ -109,6 +109,8 @@ TEST(gh_repo_host_and_refusals)
 	EXPECT_TRUE(p.refused != NULL);
 	PLAN(&p, "gh", "-R", "github.com/acme/x", "pr", "checkout", "1");
 	EXPECT_TRUE(p.refused != NULL);
+	PLAN(&p, "gh", "repo", "view", "acme/x");
+	EXPECT_TRUE(p.refused == NULL); /* repo commands name theirs as an operand */
 	PLAN(&p, "gh", "repo", "clone", "acme/x");
 	EXPECT_TRUE(p.refused != NULL);
 	PLAN(&p, "gh", "-R", "github.com/acme/x", "repo", "fork", "--clone");
