@@ -33,9 +33,9 @@ execd_setup() {
 	T=$(mktemp -d /tmp/cs-execd-$$-XXXXXX)
 	chmod 755 "$T"
 	trap execd_cleanup EXIT
-	mkdir -p "$T/ws/sub" "$T/run" "$T/state" "$T/bin" "$T/home" "$T/outside"
-	chmod 700 "$T/run"
-	chown -R "$EXECD_USER:" "$T/ws" "$T/run" "$T/state" "$T/home" "$T/outside"
+	mkdir -p "$T/ws/sub" "$T/run" "$T/state" "$T/bin" "$T/home" "$T/outside" "$T/work"
+	chmod 700 "$T/run" "$T/work"
+	chown -R "$EXECD_USER:" "$T/ws" "$T/run" "$T/state" "$T/home" "$T/outside" "$T/work"
 	for t in echo sh true sleep git cat nope; do ln -s "$WRAPPER" "$T/bin/$t"; done
 	SOCK=$T/run/execd.sock
 	TOKEN=$T/run/token
@@ -51,6 +51,8 @@ execd_conf() { # execd_conf [LINE...]: defaults for backend and timeout unless g
 		printf '%s\n' "$@"
 		case " $* " in *"backend ="*) ;; *) echo "backend = allow_all" ;; esac
 		case " $* " in *"command_timeout_ms ="*) ;; *) echo "command_timeout_ms = 20000" ;; esac
+		# The tools' private directories (issue 9): inside the test's dir.
+		case " $* " in *"work_dir ="*) ;; *) echo "work_dir = $T/work" ;; esac
 	} >"$T/execd.conf"
 }
 
