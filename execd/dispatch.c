@@ -88,8 +88,7 @@ struct req_state {
 	int conn;
 	struct ucred cred;
 	uint64_t peer_key;
-	bool peer_counted;
-	bool active_counted;
+	bool counted; /* holds a place (sched.c) until release_limits() */
 	bool authenticated; /* refusals before this are counted, not recorded one by one */
 	char id[EXECD_REQUEST_ID_LEN];
 	struct timespec t0;     /* request accepted: frame deadline */
@@ -267,7 +266,7 @@ static void drain_input(int fd)
  * cannot be read (process gone, /proc hidden) the uid stands in. The pid can
  * be recycled between SO_PEERCRED and the stat: at worst a request is
  * counted against another container, it never escapes the total limit. */
-static uint64_t peer_key(const struct ucred *c)
+uint64_t dispatch_peer_key(const struct ucred *c)
 {
 	char p[64];
 	struct stat st;
@@ -278,57 +277,14 @@ static uint64_t peer_key(const struct ucred *c)
 	return ((uint64_t)1 << 32) + c->uid;
 }
 
-static bool peer_acquire(struct execd *d, uint64_t key)
-{
-	struct execd_peer *free_slot = NULL, *slot = NULL;
-	bool ok = false;
-
-	pthread_mutex_lock(&d->lock);
-	for (size_t i = 0; i < EXECD_MAX_PEERS; i++) {
-		if (d->peers[i].n > 0 && d->peers[i].key == key) {
-			slot = &d->peers[i];
-			break;
-		}
-		if (d->peers[i].n == 0 && !free_slot)
-			free_slot = &d->peers[i];
-	}
-	if (!slot && free_slot) {
-		slot = free_slot;
-		slot->key = key;
-	}
-	if (slot && slot->n < d->conf->max_concurrent_per_peer) {
-		slot->n++;
-		ok = true;
-	}
-	pthread_mutex_unlock(&d->lock);
-	return ok;
-}
-
-static void peer_release(struct execd *d, uint64_t key)
-{
-	pthread_mutex_lock(&d->lock);
-	for (size_t i = 0; i < EXECD_MAX_PEERS; i++)
-		if (d->peers[i].n > 0 && d->peers[i].key == key) {
-			d->peers[i].n--;
-			break;
-		}
-	pthread_mutex_unlock(&d->lock);
-}
-
 /* Gives back the request's places in the per-container and total limits
  * (once the caller has its answer; the worker may still be writing the end
  * record, which EXECD_EXTRA_THREADS bounds). */
 static void release_limits(struct req_state *s)
 {
-	if (s->peer_counted) {
-		peer_release(s->d, s->peer_key);
-		s->peer_counted = false;
-	}
-	if (s->active_counted) {
-		pthread_mutex_lock(&s->d->lock);
-		s->d->active--;
-		pthread_mutex_unlock(&s->d->lock);
-		s->active_counted = false;
+	if (s->counted) {
+		sched_release(s->d, s->peer_key);
+		s->counted = false;
 	}
 }
 
@@ -857,30 +813,12 @@ static void handle(struct req_state *s)
 	uint8_t hdr[WIRE_HEADER_SIZE];
 	_cleanup_free_ uint8_t *frame = NULL;
 	struct wire_header h;
-	socklen_t cl = sizeof(s->cred);
 	const struct execdconf_tool *tool;
 	char msg[WIRE_MAX_MESSAGE];
 	int r;
 
-	if (getsockopt(s->conn, SOL_SOCKET, SO_PEERCRED, &s->cred, &cl) < 0) {
-		log_error_errno(-errno, "SO_PEERCRED failed: %s", strerror(errno));
-		return;
-	}
 
-	/* 0. Per-container limit, before the frame: a connection holds one of
-	 * the max_concurrent places from accept() on, and the token proves
-	 * nothing about which container is talking (each can read its own).
-	 * Counted only after reading, silent connections from one container
-	 * would hold every place for request_read_timeout_ms and lock all the
-	 * others out. */
-	s->peer_key = peer_key(&s->cred);
-	if (!peer_acquire(d, s->peer_key)) {
-		/* Audited without the request, which is not read. */
-		refuse(s, WIRE_ERROR_BUSY, NULL, "too many concurrent requests from this container");
-		return;
-	}
-	s->peer_counted = true;
-
+	/* 0. The per-container limit was taken at accept() (sched.c). */
 	/* 1. Receive the frame: header (with the fds), then the payload. */
 	r = recv_exact(s, hdr, sizeof(hdr), &s->t0, d->conf->request_read_timeout_ms, true);
 	if (r == -ECONNRESET) {
@@ -1168,6 +1106,7 @@ void *dispatch_connection(void *arg)
 	struct execd *d = c->d;
 	struct req_state *s = calloc(1, sizeof(*s));
 	bool allocated = s != NULL;
+	uint64_t c_key = c->key;
 
 	if (!s) {
 		dispatch_reply_error(c->fd, WIRE_ERROR_INTERNAL, "out of memory");
@@ -1175,7 +1114,9 @@ void *dispatch_connection(void *arg)
 	}
 	s->d = d;
 	s->conn = c->fd;
-	s->active_counted = true; /* counted by the accept loop */
+	s->counted = true; /* charged by sched_admit() */
+	s->cred = c->cred;
+	s->peer_key = c->key;
 	s->cwd_fd = -1;
 	s->tr.priv_fd = s->tr.null_fd = -1;
 	(void)clock_gettime(CLOCK_MONOTONIC, &s->t0);
@@ -1196,28 +1137,31 @@ out:
 	drain_input(c->fd);
 	safe_close(c->fd);
 	free(c);
-	pthread_mutex_lock(&d->lock);
 	if (!allocated)
-		d->active--;
+		sched_release(d, c_key);
+	pthread_mutex_lock(&d->lock);
 	if (--d->threads == 0)
 		pthread_cond_broadcast(&d->idle);
 	pthread_mutex_unlock(&d->lock);
 	return NULL;
 }
 
-void dispatch_refuse_busy(struct execd *d, int fd, const char *msg)
+void dispatch_count_empty(struct execd *d, const struct execd_conn *c)
 {
-	struct ucred cred = { 0 };
-	socklen_t cl = sizeof(cred);
 	char id[EXECD_REQUEST_ID_LEN];
 
 	(void)snprintf(id, sizeof(id), "%s-%lu", d->launch_id,
 		       (unsigned long)atomic_fetch_add(&d->next_seq, 1) + 1);
-	/* Without credentials (the peer already left) the refusal is still
-	 * counted, as uid -1. */
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0)
-		cred = (struct ucred){ .pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1 };
-	count_refusal(d, &cred, peer_key(&cred), "busy", id);
-	dispatch_reply_error(fd, WIRE_ERROR_BUSY, msg);
-	drain_input(fd);
+	count_refusal(d, &c->cred, c->key, "empty", id);
+}
+
+void dispatch_refuse_busy(struct execd *d, const struct execd_conn *c, const char *msg)
+{
+	char id[EXECD_REQUEST_ID_LEN];
+
+	(void)snprintf(id, sizeof(id), "%s-%lu", d->launch_id,
+		       (unsigned long)atomic_fetch_add(&d->next_seq, 1) + 1);
+	count_refusal(d, &c->cred, c->key, "busy", id);
+	dispatch_reply_error(c->fd, WIRE_ERROR_BUSY, msg);
+	drain_input(c->fd);
 }

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include "auditrec.h"
@@ -25,6 +26,10 @@
 #define EXECD_LOOKUP_MAX_OUTPUT 8192
 #define EXECD_REQUEST_ID_LEN 40
 #define EXECD_EXTRA_THREADS 64 /* workers past their reply, beyond max_concurrent */
+#define EXECD_PEER_QUEUE 256   /* connections of one container waiting for a place */
+#define EXECD_MAX_QUEUED 1024  /* waiting connections in total */
+#define EXECD_QUEUE_WAIT_MS 2000 /* longest wait for a place, then busy */
+#define EXECD_SWEEP_MS 100     /* accept loop wake-up while connections wait */
 
 /* ---- audit.c ---- */
 struct audit;
@@ -137,9 +142,13 @@ int toolrun_prepare(struct execd *d, const struct toolrun_ctx *c, struct toolrun
 void toolrun_release(struct execd *d, struct toolrun *tr);
 
 /* ---- dispatch.c ---- */
+struct execd_conn;
+
 struct execd_peer {
 	uint64_t key;  /* pid namespace inode of the peer, or its uid + 2^32 */
-	unsigned n;
+	unsigned n;    /* requests in flight */
+	unsigned n_queued;
+	struct execd_conn *head, *tail; /* waiting for a place, oldest first */
 };
 
 struct execd {
@@ -164,6 +173,9 @@ struct execd {
 	unsigned active;     /* requests not yet answered (max_concurrent) */
 	unsigned threads;    /* workers alive, incl. those writing an end record */
 	struct execd_peer peers[EXECD_MAX_PEERS];
+	unsigned n_queued; /* waiting connections, all containers */
+	size_t rr;         /* round-robin position over peers */
+	pthread_attr_t worker_attr;
 	atomic_ulong next_seq;
 	atomic_bool stopping;
 	int stop_fd; /* eventfd: becomes readable at shutdown */
@@ -172,17 +184,37 @@ struct execd {
 struct execd_conn {
 	struct execd *d;
 	int fd;
+	struct ucred cred; /* SO_PEERCRED at accept */
+	uint64_t key;      /* its container (dispatch_peer_key) */
+	long long t_accept_ms;
+	struct execd_conn *next; /* in its container's queue */
 };
+
+/* ---- sched.c ---- */
+/* Admits an accepted connection (c owned from here on): starts its worker,
+ * queues it behind its container's running requests, or answers busy. */
+void sched_admit(struct execd *d, struct execd_conn *c);
+/* A request of container key has its answer: its place goes to the next
+ * waiting connection (round-robin over containers). */
+void sched_release(struct execd *d, uint64_t key);
+/* Answers busy to connections that waited EXECD_QUEUE_WAIT_MS (all of them
+ * when `all`, at shutdown), starts waiting ones that fit. Returns how many
+ * still wait. Main thread. */
+int sched_sweep(struct execd *d, bool all);
 
 /* Worker thread entry: handles one connection completely, closes it,
  * decrements d->active and frees the execd_conn. */
 void *dispatch_connection(void *conn);
 /* Sends a one-shot error reply (used by the accept loop for `busy`). */
 void dispatch_reply_error(int fd, enum wire_error e, const char *msg);
-/* Refuses a connection the accept loop cannot take (busy): counted in the
- * audit log with the peer's credentials, answered, input drained. The
- * caller closes fd. */
-void dispatch_refuse_busy(struct execd *d, int fd, const char *msg);
+/* Refuses a connection that cannot be taken (busy): counted in the audit
+ * log with the peer's credentials, answered, input drained. The caller
+ * closes c->fd. */
+void dispatch_refuse_busy(struct execd *d, const struct execd_conn *c, const char *msg);
+/* Counts a connection that closed before sending anything. */
+void dispatch_count_empty(struct execd *d, const struct execd_conn *c);
+/* The container of a peer: its pid namespace's inode, else uid + 2^32. */
+uint64_t dispatch_peer_key(const struct ucred *c);
 /* Builds the allowlisted base environment from the daemon's own. */
 int dispatch_build_base_env(struct execd *d);
 

@@ -33,6 +33,7 @@
 #include "macros.h"
 
 #define MAIN_SHUTDOWN_GRACE_S 10
+#define MAIN_ACCEPT_BATCH 64 /* connections accepted per wake-up */
 
 static struct execd daemon_state = { .stop_fd = -1, .root_dir_fd = -1, .work_fd = -1 };
 static struct execdconf conf;
@@ -243,14 +244,15 @@ static int setup_signals(int *ret_fd)
 	return 0;
 }
 
-static void accept_one(struct execd *d, int lfd, pthread_attr_t *attr)
+/* Accepts one connection; false when there was none to take. */
+static bool accept_one(struct execd *d, int lfd)
 {
 	struct execd_conn *c;
-	pthread_t t;
-	int fd, r;
-	bool over;
+	socklen_t cl;
+	char probe;
+	int fd;
 
-	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0) {
 		/* EAGAIN/ECONNABORTED: the client left; EMFILE etc.: logged,
 		 * the loop goes on (the daemon must not die on load). */
@@ -265,52 +267,49 @@ static void accept_one(struct execd *d, int lfd, pthread_attr_t *attr)
 			(void)nanosleep(&pause, NULL);
 		} else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
 			log_warn_errno(-errno, "accept() failed: %s, ignoring", strerror(errno));
-		return;
+		return false;
 	}
-	pthread_mutex_lock(&d->lock);
-	over = d->active >= d->conf->max_concurrent ||
-	       d->threads >= d->conf->max_concurrent + EXECD_EXTRA_THREADS;
-	if (!over) {
-		d->active++;
-		d->threads++;
-	}
-	pthread_mutex_unlock(&d->lock);
-	if (over) {
-		log_info("refusing a connection: %u requests in flight (max_concurrent)",
-			 d->conf->max_concurrent);
-		dispatch_refuse_busy(d, fd, "the host is running too many requests");
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		dispatch_reply_error(fd, WIRE_ERROR_BUSY, "the host cannot take more requests now");
 		safe_close(fd);
-		return;
+		return true;
 	}
-	c = malloc(sizeof(*c));
-	if (c) {
-		c->d = d;
-		c->fd = fd;
-		r = pthread_create(&t, attr, dispatch_connection, c);
-		if (r == 0)
-			return;
+	c->d = d;
+	c->fd = fd;
+	/* The container is known before anything is read: its connections
+	 * count against its own limit first (sched.c). Without credentials
+	 * (the peer already left) it is charged as uid -1. */
+	cl = sizeof(c->cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->cred, &cl) < 0)
+		c->cred = (struct ucred){ .pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1 };
+	c->key = dispatch_peer_key(&c->cred);
+	/* A peer that connected and already left (a connect/close flood)
+	 * costs no worker thread and no place: counted, closed. */
+	if (recv(fd, &probe, 1, MSG_PEEK | MSG_DONTWAIT) == 0) {
+		dispatch_count_empty(d, c);
+		safe_close(fd);
 		free(c);
-		log_warn_errno(-r, "Cannot start a worker thread: %s", strerror(-(-r)));
+		return true;
 	}
-	dispatch_refuse_busy(d, fd, "the host cannot take more requests now");
-	safe_close(fd);
-	pthread_mutex_lock(&d->lock);
-	d->active--;
-	d->threads--;
-	pthread_mutex_unlock(&d->lock);
+	sched_admit(d, c);
+	return true;
 }
 
 static int serve(struct execd *d, int lfd, int sfd)
 {
-	pthread_attr_t attr;
+	pthread_attr_t *attr = &d->worker_attr;
+	int waiting = 0;
 
-	if (pthread_attr_init(&attr) != 0 || pthread_attr_setstacksize(&attr, EXECD_THREAD_STACK) != 0 ||
-	    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) != 0)
+	if (pthread_attr_init(attr) != 0 || pthread_attr_setstacksize(attr, EXECD_THREAD_STACK) != 0 ||
+	    pthread_attr_setdetachstate(attr, PTHREAD_CREATE_DETACHED) != 0)
 		return log_error_errno(-EINVAL, "Cannot set up worker threads");
 	for (;;) {
 		struct pollfd pfd[2] = { { .fd = lfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
 
-		if (poll(pfd, 2, -1) < 0) {
+		/* Connections waiting for a place are looked at every
+		 * EXECD_SWEEP_MS: those past EXECD_QUEUE_WAIT_MS get busy. */
+		if (poll(pfd, 2, waiting > 0 ? EXECD_SWEEP_MS : -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return log_error_errno(-errno, "poll() failed: %s", strerror(errno));
@@ -323,10 +322,12 @@ static int serve(struct execd *d, int lfd, int sfd)
 				break;
 			}
 		}
-		if (pfd[0].revents)
-			accept_one(d, lfd, &attr);
+		/* Drain the backlog in a batch: one poll per connection would
+		 * let a flooding container's backlog delay the others'. */
+		for (int i = 0; pfd[0].revents && i < MAIN_ACCEPT_BATCH && accept_one(d, lfd); i++)
+			;
+		waiting = sched_sweep(d, false);
 	}
-	(void)pthread_attr_destroy(&attr);
 	return 0;
 }
 
@@ -336,6 +337,7 @@ static void wait_idle(struct execd *d)
 	uint64_t one = 1;
 
 	atomic_store(&d->stopping, true);
+	(void)sched_sweep(d, true); /* waiting connections: busy, closed */
 	/* Workers watch stop_fd and kill their commands. */
 	if (write(d->stop_fd, &one, sizeof(one)) < 0)
 		log_warn_errno(-errno, "Cannot signal workers: %s, ignoring", strerror(errno));
