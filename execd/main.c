@@ -304,6 +304,15 @@ static int serve(struct execd *d, int lfd, int sfd)
 	if (pthread_attr_init(attr) != 0 || pthread_attr_setstacksize(attr, EXECD_THREAD_STACK) != 0 ||
 	    pthread_attr_setdetachstate(attr, PTHREAD_CREATE_DETACHED) != 0)
 		return log_error_errno(-EINVAL, "Cannot set up worker threads");
+	/* Accepting in batches until EAGAIN needs a non-blocking listener
+	 * (also one systemd passed). */
+	{
+		int fl = fcntl(lfd, F_GETFL);
+
+		if (fl < 0 || fcntl(lfd, F_SETFL, fl | O_NONBLOCK) < 0)
+			return log_error_errno(-errno, "Cannot make the socket non-blocking: %s",
+					       strerror(errno));
+	}
 	for (;;) {
 		struct pollfd pfd[2] = { { .fd = lfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
 
@@ -447,6 +456,21 @@ int main(int argc, char **argv)
 	}
 	if (dispatch_build_base_env(d) < 0 || toolrun_init(d) < 0)
 		goto out;
+	{
+		/* The reaper lives beside the daemon's binary. */
+		static char reaper[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", reaper, sizeof(reaper) - 32);
+
+		if (n > 0) {
+			reaper[n] = '\0';
+			(void)strcat(reaper, "-reap");
+			if (access(reaper, X_OK) == 0)
+				spawn_reaper_path = reaper;
+		}
+		if (!spawn_reaper_path)
+			log_warn("No '%s': commands start without their own pid namespace; "
+				 "setsid descendants can outlive them, continuing", reaper);
+	}
 	{
 		unsigned char rnd[8];
 
