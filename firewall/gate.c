@@ -71,6 +71,15 @@ struct gate_pending {
 	size_t n_entries;
 };
 
+/* An address the gate admitted, for the caps: the query name by hash
+ * (64-bit FNV-1a: two names sharing a quota by collision only lose). */
+struct gate_dyn {
+	uint64_t expires_ms; /* 0: free */
+	uint64_t name_hash;
+	int family;
+	uint8_t addr[16];
+};
+
 struct gate_fdref {
 	enum gate_fd_kind kind;
 	size_t conn;
@@ -100,7 +109,10 @@ struct gate {
 	uint8_t out[GATE_MAX_RESPONSE];
 	uint8_t in[DNSMSG_MAX_MSG];
 
-	struct ratelimit rl_refused, rl_rebind, rl_error;
+	struct gate_dyn dyn[GATE_DYN_MAX_TOTAL];
+	size_t dyn_max_per_name, dyn_max_total;
+
+	struct ratelimit rl_refused, rl_rebind, rl_error, rl_cap;
 	struct gate_stats stats;
 };
 
@@ -279,9 +291,16 @@ int gate_new(const struct gate_config *cfg, struct gate **ret)
 	g->admit_userdata = cfg->admit_userdata;
 	g->port = cfg->port ? cfg->port : GATE_PORT;
 	g->ttl_floor_s = cfg->test_ttl ? cfg->test_ttl_floor_s : FW_TTL_FLOOR_S;
+	g->dyn_max_per_name = cfg->test_dyn_max_per_name && cfg->test_dyn_max_per_name < GATE_DYN_MAX_PER_NAME
+				      ? cfg->test_dyn_max_per_name
+				      : GATE_DYN_MAX_PER_NAME;
+	g->dyn_max_total = cfg->test_dyn_max_total && cfg->test_dyn_max_total < GATE_DYN_MAX_TOTAL
+				   ? cfg->test_dyn_max_total
+				   : GATE_DYN_MAX_TOTAL;
 	g->ttl_grace_s = cfg->test_ttl ? cfg->test_ttl_grace_s : FW_TTL_GRACE_S;
 	g->rl_refused = (struct ratelimit)RATELIMIT_INIT(GATE_LOG_INTERVAL_MS, GATE_LOG_BURST);
 	g->rl_rebind = (struct ratelimit)RATELIMIT_INIT(GATE_LOG_INTERVAL_MS, GATE_LOG_BURST);
+	g->rl_cap = (struct ratelimit)RATELIMIT_INIT(GATE_LOG_INTERVAL_MS, GATE_LOG_BURST);
 	g->rl_error = (struct ratelimit)RATELIMIT_INIT(GATE_LOG_INTERVAL_MS, GATE_LOG_BURST);
 
 	k = listen_socket(AF_INET, SOCK_DGRAM, g->port, &g->udp4);
@@ -437,6 +456,52 @@ static uint32_t admit_timeout_ms(const struct gate *g, uint32_t ttl)
 	return (t + g->ttl_grace_s) * 1000u;
 }
 
+static uint64_t name_hash(const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		h = (h ^ *c) * 0x100000001b3ULL;
+	return h;
+}
+
+/* Whether the gate may admit ad for the query name hashed h until
+ * now + timeout: yes when it is live already (its record then lives as long
+ * as the longer of the two) or both caps leave room (recorded). Returns NULL
+ * when admitted, else which cap stopped it. */
+static const char *dyn_admit(struct gate *g, uint64_t h, const struct dnsmsg_addr *ad, uint64_t now,
+			     uint32_t timeout_ms)
+{
+	size_t len = ad->family == AF_INET ? 4 : 16, live = 0, for_name = 0;
+	struct gate_dyn *free_slot = NULL;
+
+	for (size_t i = 0; i < GATE_DYN_MAX_TOTAL; i++) {
+		struct gate_dyn *d = &g->dyn[i];
+
+		if (d->expires_ms <= now) {
+			if (!free_slot)
+				free_slot = d;
+			continue;
+		}
+		live++;
+		if (d->name_hash != h)
+			continue;
+		if (d->family == ad->family && memcmp(d->addr, &ad->addr, len) == 0) {
+			if (d->expires_ms < now + timeout_ms)
+				d->expires_ms = now + timeout_ms;
+			return NULL;
+		}
+		for_name++;
+	}
+	if (for_name >= g->dyn_max_per_name)
+		return "per-name cap of live admitted addresses reached";
+	if (live >= g->dyn_max_total || !free_slot)
+		return "total cap of live admitted addresses reached";
+	*free_slot = (struct gate_dyn){.expires_ms = now + timeout_ms, .name_hash = h, .family = ad->family};
+	memcpy(free_slot->addr, &ad->addr, len);
+	return NULL;
+}
+
 static void pending_release(struct gate *g, struct gate_pending *p)
 {
 	p->used = false;
@@ -459,9 +524,12 @@ static void answer_ready(struct gate *g, struct gate_pending *p, struct dnsmsg_a
 		respond_rcode(g, &p->origin, &p->q, rc);
 		return;
 	}
+	uint64_t h = name_hash(p->q.name), now = now_ms();
+
 	for (size_t i = 0; i < a->n_addrs; i++) {
 		struct dnsmsg_addr *ad = &a->addrs[i];
 		enum netaddr_class c = netaddr_classify(ad->family, &ad->addr);
+		const char *cap;
 
 		if (c != NETADDR_PUBLIC && !allowlist_contains_addr(g->al, ad->family, &ad->addr)) {
 			char addr[INET6_ADDRSTRLEN], why[128];
@@ -473,6 +541,16 @@ static void answer_ready(struct gate *g, struct gate_pending *p, struct dnsmsg_a
 				       netaddr_class_to_string(c));
 			log_limited(&g->rl_rebind, "stripped an address of", p->q.name, p->q.qtype,
 				    why);
+			continue;
+		}
+		cap = dyn_admit(g, h, ad, now, admit_timeout_ms(g, ad->ttl));
+		if (cap) {
+			char addr[INET6_ADDRSTRLEN], why[160];
+
+			g->stats.capped++;
+			(void)inet_ntop(ad->family, &ad->addr, addr, sizeof(addr));
+			(void)snprintf(why, sizeof(why), "answer %s not admitted: %s", addr, cap);
+			log_limited(&g->rl_cap, "stripped an address of", p->q.name, p->q.qtype, why);
 			continue;
 		}
 		a->addrs[kept++] = *ad;

@@ -36,6 +36,12 @@
 #define GATE_LOG_INTERVAL_MS 10000 /* rate limit of refused/rebinding log lines */
 #define GATE_LOG_BURST 10
 #define GATE_MAX_FDS (4 + GATE_MAX_TCP_CONNS + 16)
+/* Live addresses the gate admits for one query name, and in all: a name
+ * whose zone keeps re-pointing it (or a suffix entry's subdomains, each
+ * with an address of its own) must not fill the sets without bound. An
+ * address past a cap is stripped from the answer and logged. */
+#define GATE_DYN_MAX_PER_NAME 32
+#define GATE_DYN_MAX_TOTAL 2048
 
 struct gate_config {
 	const struct allowlist *allowlist; /* borrowed: must outlive the gate */
@@ -51,6 +57,8 @@ struct gate_config {
 	 * code leaves test_ttl false; the defaults then apply. */
 	bool test_ttl;
 	uint32_t test_ttl_floor_s, test_ttl_grace_s;
+	/* Test-only: lower caps than GATE_DYN_MAX_PER_NAME/_TOTAL (0: those). */
+	size_t test_dyn_max_per_name, test_dyn_max_total;
 };
 
 struct gate_stats {
@@ -65,6 +73,7 @@ struct gate_stats {
 	uint64_t admitted;     /* addresses admitted */
 	uint64_t admit_errors; /* admit callback failures: SERVFAIL */
 	uint64_t rebinding;    /* addresses stripped by the rebinding filter */
+	uint64_t capped;       /* addresses stripped at GATE_DYN_MAX_PER_NAME/_TOTAL */
 };
 
 struct gate;

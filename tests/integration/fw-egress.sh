@@ -28,7 +28,7 @@ done
 trap simnet_down EXIT
 AGENT_UID=1000
 
-if ! simnet_up "cs-fwegress-$$"; then
+if ! simnet_up "${SIMNET_PREFIX:-cs}-fwegress-$$"; then
 	echo "1..0 # SKIP simnet_up failed"
 	exit 77
 fi

@@ -120,6 +120,35 @@ st=0
 IE_CAPS=${full_caps/,+fowner/} initenv_run HOST_UID=1001 HOST_GID=1001 -- "$PROBE" exit 0 >/dev/null 2>"$IE/out/err" || st=$?
 check "without CAP_FOWNER the run starts ($st)" "$st" -eq 0
 
+# The allowlist (issue 10 item 4): too wide, special-purpose without the
+# marker, public suffixes: refused before anything changes (112); the
+# marker opens a special range and --check names it.
+al=$IE/etc/code-sandbox/allowlist
+cp -a "$al" "$IE/out/allowlist.keep"
+for bad in 0.0.0.0/0 ::/0 0.0.0.0 2.0.0.0/7 10.0.0.0/8 169.254.169.254:80 127.0.0.1:8080 100.64.0.0/16 \
+	fd00::/8 .co.uk '*.github.io' .s3.amazonaws.com; do
+	printf '%s\n' "$bad" >"$al"
+	fails "allowlist entry '$bad'" 112 HOST_UID=1001 HOST_GID=1001 -- --check "$PROBE" report
+	ok "allowlist entry '$bad': the reason names file, line and why" \
+		grep -qE "Invalid allowlist: /etc/code-sandbox/allowlist:1:[0-9]+: (prefix wider|0\.0\.0\.0/8 is not|:: is not|.*marker 'special'|suffix is a public suffix)" "$IE/out/f.err"
+	grep 'Invalid allowlist' "$IE/out/f.err" | sed 's/^/#   /'
+done
+cp -a "$IE/out/allowlist.keep" "$al"
+for bad in 0.0.0.0/0 ::/0 10.0.0.0/8 "169.254.169.254:80 special" .co.uk; do
+	fails "EXTRA_ALLOWED_DOMAINS='$bad'" 112 HOST_UID=1001 HOST_GID=1001 "EXTRA_ALLOWED_DOMAINS=$bad" -- "$PROBE" report
+done
+printf '198.51.100.1\n10.20.0.0/16:5432 special\n169.254.169.254:80\tspecial # metadata, on purpose\n' >"$al"
+st=0
+initenv_run HOST_UID=1001 HOST_GID=1001 -- --check "$PROBE" report >"$IE/out/plan" 2>"$IE/out/plan.err" || st=$?
+check "marked special ranges: --check exits 0 ($st)" "$st" -eq 0
+ok "--check names the private range opened" grep -q "^# special-purpose range opened: 10.20.0.0/16:5432 (private) by /etc/code-sandbox/allowlist:2 ('special')" "$IE/out/plan"
+ok "--check names the metadata address opened" grep -q "^# special-purpose range opened: 169.254.169.254:80 (cloud metadata) by /etc/code-sandbox/allowlist:3" "$IE/out/plan"
+grep '^# special' "$IE/out/plan" | sed 's/^/#   /'
+st=0
+initenv_run HOST_UID=1001 HOST_GID=1001 -- "$PROBE" exit 0 >/dev/null 2>"$IE/out/err" || st=$?
+check "marked special ranges: the run starts ($st)" "$st" -eq 0
+cp -a "$IE/out/allowlist.keep" "$al"
+
 # After all that, a normal start still works.
 st=0
 initenv_run HOST_UID=1001 HOST_GID=1001 -- "$PROBE" exit 0 >/dev/null 2>"$IE/out/err" || st=$?
