@@ -19,7 +19,6 @@ ip link set lo up
 execd_reexec_in_ns "$@"
 execd_setup
 DENIED=120
-REFUSED=123
 
 ln -s "$WRAPPER" "$T/bin/terraform"
 execd_conf "max_concurrent = 4" "max_concurrent_per_peer = 2" "request_read_timeout_ms = 15000" \
