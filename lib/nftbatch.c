@@ -44,7 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../firewall/fwconst.h"
+#include "fwconst.h"
 #include "macros.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct nftnl_rule *, nftnl_rule_free)
