@@ -8,7 +8,7 @@
  * docs/architecture.md "DNS gate" for the policy and its reasons.
  *
  * Single-threaded and non-blocking: the gate is a source of PID 1's poll loop
- * (init/loop.h) and never blocks, never exits, never aborts on input. */
+ * (lib/loopsrc.h, run by init/loop.h) and never blocks, never exits, never aborts on input. */
 #ifndef CS_GATE_H
 #define CS_GATE_H
 
@@ -19,7 +19,7 @@
 
 #include "allowlist.h"
 #include "fwconst.h"
-#include "loop.h"
+#include "loopsrc.h"
 
 #define GATE_PORT 53
 #define GATE_MAX_UPSTREAMS 8
@@ -90,7 +90,7 @@ int gate_new(const struct gate_config *cfg, struct gate **ret);
  * every socket. NULL-safe; returns NULL. */
 struct gate *gate_free(struct gate *g);
 
-/* The loop source (init/loop.h) that drives the gate. */
+/* The loop source (lib/loopsrc.h, run by init/loop.h) that drives the gate. */
 void gate_loop_source(struct gate *g, struct loop_source *ret);
 
 /* The two loop callbacks, exposed for drivers without init's loop. */
