@@ -110,6 +110,7 @@ struct gate {
 	uint8_t in[DNSMSG_MAX_MSG];
 
 	struct gate_dyn dyn[GATE_DYN_MAX_TOTAL];
+	size_t dyn_used; /* dyn[dyn_used..] never used: scans stop there, pages stay untouched */
 	size_t dyn_max_per_name, dyn_max_total;
 
 	struct ratelimit rl_refused, rl_rebind, rl_error, rl_cap;
@@ -475,7 +476,7 @@ static const char *dyn_admit(struct gate *g, uint64_t h, const struct dnsmsg_add
 	size_t len = ad->family == AF_INET ? 4 : 16, live = 0, for_name = 0;
 	struct gate_dyn *free_slot = NULL;
 
-	for (size_t i = 0; i < GATE_DYN_MAX_TOTAL; i++) {
+	for (size_t i = 0; i < g->dyn_used; i++) {
 		struct gate_dyn *d = &g->dyn[i];
 
 		if (d->expires_ms <= now) {
@@ -495,6 +496,8 @@ static const char *dyn_admit(struct gate *g, uint64_t h, const struct dnsmsg_add
 	}
 	if (for_name >= g->dyn_max_per_name)
 		return "per-name cap of live admitted addresses reached";
+	if (!free_slot && g->dyn_used < GATE_DYN_MAX_TOTAL)
+		free_slot = &g->dyn[g->dyn_used++];
 	if (live >= g->dyn_max_total || !free_slot)
 		return "total cap of live admitted addresses reached";
 	*free_slot = (struct gate_dyn){.expires_ms = now + timeout_ms, .name_hash = h, .family = ad->family};
