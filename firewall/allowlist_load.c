@@ -217,9 +217,9 @@ int allowlist_load_config(struct allowlist *al, const char *path_arg, char *ret_
 	return 0;
 }
 
-int allowlist_check_gateways(const struct allowlist *al, const char *route_v4, const char *route_v6)
+int allowlist_check_gateways(struct allowlist *al, const char *route_v4, const char *route_v6)
 {
-	struct netaddr_gateway gw[2 * ALLOWLIST_MAX_GATEWAYS];
+	struct netaddr_gateway *gw = al->gateways;
 	const char *paths[2] = {route_v4, route_v6};
 	const int families[2] = {AF_INET, AF_INET6};
 	size_t n = 0;
@@ -232,8 +232,9 @@ int allowlist_check_gateways(const struct allowlist *al, const char *route_v4, c
 		/* No such file (no IPv6, no /proc): no gateway of that family. */
 		if (!paths[k] || read_capped(AT_FDCWD, paths[k], &text, &len, &what) < 0)
 			continue;
-		(void)netaddr_parse_gateways(families[k], text, len, gw, &n, ELEMENTSOF(gw));
+		(void)netaddr_parse_gateways(families[k], text, len, gw, &n, ALLOWLIST_MAX_GATEWAYS);
 	}
+	al->n_gateways = n;
 	for (size_t i = 0; i < al->n; i++) {
 		const struct allowlist_entry *e = &al->entries[i];
 

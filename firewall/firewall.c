@@ -309,11 +309,14 @@ static int resolved_elems(const struct firewall_config *c, const struct resolve_
 			const struct resolve_addr *a = &nm->addrs[k];
 			char buf[INET6_ADDRSTRLEN] = "?";
 
-			if (netaddr_is_forbidden(a->family, raddr(a)) &&
+			if ((netaddr_is_forbidden(a->family, raddr(a)) ||
+			     allowlist_addr_is_gateway(&c->al, a->family, raddr(a))) &&
 			    !allowlist_contains_addr(&c->al, a->family, raddr(a))) {
 				(void)inet_ntop(a->family, raddr(a), buf, sizeof(buf));
 				log_warn("'%s' resolves to %s (%s), not admitted, ignoring", nm->name, buf,
-					 netaddr_class_to_string(netaddr_classify(a->family, raddr(a))));
+					 allowlist_addr_is_gateway(&c->al, a->family, raddr(a))
+						 ? "the container's gateway"
+						 : netaddr_class_to_string(netaddr_classify(a->family, raddr(a))));
 				continue;
 			}
 			if (n == cap) {

@@ -534,6 +534,10 @@ static void answer_ready(struct gate *g, struct gate_pending *p, struct dnsmsg_a
 		enum netaddr_class c = netaddr_classify(ad->family, &ad->addr);
 		const char *cap;
 
+		/* The container's own gateway is special-purpose even when
+		 * its address is public (lib/allowlist.h). */
+		if (c == NETADDR_PUBLIC && allowlist_addr_is_gateway(g->al, ad->family, &ad->addr))
+			c = NETADDR_RESERVED;
 		if (c != NETADDR_PUBLIC && !allowlist_contains_addr(g->al, ad->family, &ad->addr)) {
 			char addr[INET6_ADDRSTRLEN], why[128];
 
@@ -541,7 +545,9 @@ static void answer_ready(struct gate *g, struct gate_pending *p, struct dnsmsg_a
 			(void)inet_ntop(ad->family, &ad->addr, addr, sizeof(addr));
 			(void)snprintf(why, sizeof(why),
 				       "answer %s is %s, not admitted (DNS rebinding filter)", addr,
-				       netaddr_class_to_string(c));
+				       allowlist_addr_is_gateway(g->al, ad->family, &ad->addr)
+					       ? "the container's gateway"
+					       : netaddr_class_to_string(c));
 			log_limited(&g->rl_rebind, "stripped an address of", p->q.name, p->q.qtype,
 				    why);
 			continue;

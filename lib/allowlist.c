@@ -856,6 +856,17 @@ bool allowlist_contains_addr(const struct allowlist *al, int family, const void 
 	return false;
 }
 
+bool allowlist_addr_is_gateway(const struct allowlist *al, int family, const void *addr)
+{
+	if (!al || !addr)
+		return false;
+	for (size_t i = 0; i < al->n_gateways && i < ALLOWLIST_MAX_GATEWAYS; i++)
+		if (al->gateways[i].family == family &&
+		    memcmp(&al->gateways[i].addr, addr, family == AF_INET ? 4 : 16) == 0)
+			return true;
+	return false;
+}
+
 void allowlist_free(struct allowlist *al)
 {
 	if (!al)

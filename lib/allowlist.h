@@ -78,10 +78,16 @@ struct allowlist_entry {
 	unsigned line;
 };
 
+/* Gateways of the container's routes kept with the list (filled by the
+ * loader from the routing table; never by the parser). */
+#define ALLOWLIST_MAX_GATEWAYS 32
+
 struct allowlist {
 	struct allowlist_entry *entries;
 	size_t n;
 	size_t cap;
+	struct netaddr_gateway gateways[ALLOWLIST_MAX_GATEWAYS];
+	size_t n_gateways;
 	char **sources; /* owned copies of source names */
 	size_t n_sources;
 };
@@ -137,6 +143,11 @@ const struct allowlist_entry *allowlist_match_name_next(const struct allowlist *
 /* True when an ADDR entry contains this address (used to exempt addresses
  * the user named explicitly from the DNS-rebinding filter). */
 bool allowlist_contains_addr(const struct allowlist *al, int family, const void *addr);
+
+/* True when addr is one of al->gateways (the container's own gateway: a
+ * special-purpose address, stripped from DNS answers like a private one
+ * unless an entry with the 'special' marker holds it). */
+bool allowlist_addr_is_gateway(const struct allowlist *al, int family, const void *addr);
 
 /* True when name (lowercase, no dots at either end) is a public suffix in
  * libpsl's built-in list, or when that list is unavailable (fail closed). */

@@ -8,7 +8,9 @@
 #     with a log line saying the per-name cap was reached;
 #   - other names share the total cap: past 10 live addresses nothing more
 #     is admitted, with a log line for the total cap;
-#   - an address already admitted for a name is still answered at the cap.
+#   - an address already admitted for a name is still answered at the cap;
+#   - the sandbox's own gateway, here a public address (a route via
+#     198.51.100.1), is stripped from answers like a private address.
 # Never touches the initial network namespace.
 set -uo pipefail
 SOURCE_DIR=${SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -51,6 +53,10 @@ n_in_set() { # how many of the addresses given are in allow_v4
 	echo "$n"
 }
 
+# A gateway with a public address: the route's next hop is what counts.
+ip -n "$SIMNET_SBX" route add 198.51.100.128/25 via 198.51.100.1 dev veth0 onlink || exit 1
+simnet_dns_set gw.allowed.test 198.51.100.1 || exit 1
+
 # TTL floor 60 s: nothing admitted expires while the test runs.
 simnet_spawn "$SIMNET_SBX" "$GATE_LOG" "$GATE_RUN" --allowlist "$AL" \
 	--resolv-conf "$SIMNET_RESOLV" --table "$TABLE" --no-nflog \
@@ -61,6 +67,11 @@ if ! wait_until 10 grep -q '^gate-ready' "$GATE_LOG"; then
 	echo "1..0 # SKIP gate-run did not start"
 	exit 1
 fi
+
+# 0. The gateway's address is not admitted for a name.
+check "gw.allowed.test: the gateway 198.51.100.1 is stripped (answer '$(ask gw.allowed.test)')" -z "$(ask gw.allowed.test)"
+nok "198.51.100.1 is not in allow_v4" in_set 198.51.100.1
+ok "the strip names the gateway" grep -q "answer 198.51.100.1 is the container's gateway, not admitted" "$GATE_LOG"
 
 # 1. One name re-pointed 6 times: 4 admitted, the 5th and 6th stripped.
 repoint=()
