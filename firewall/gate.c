@@ -17,6 +17,7 @@
 #include "dnsmsg.h"
 #include "log.h"
 #include "macros.h"
+#include "monoclock.h"
 #include "netaddr.h"
 #include "ratelimit.h"
 
@@ -116,14 +117,6 @@ struct gate {
 	struct ratelimit rl_refused, rl_rebind, rl_error, rl_cap;
 	struct gate_stats stats;
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static const char *qtype_name(uint16_t t)
 {
@@ -437,7 +430,7 @@ static void log_limited(struct ratelimit *rl, const char *what, const char *name
 {
 	uint64_t suppressed;
 
-	if (!ratelimit_allow(rl, now_ms(), &suppressed))
+	if (!ratelimit_allow(rl, monoclock_ms(), &suppressed))
 		return;
 	if (suppressed)
 		log_warn("DNS gate: %llu similar messages suppressed", (unsigned long long)suppressed);
@@ -527,7 +520,7 @@ static void answer_ready(struct gate *g, struct gate_pending *p, struct dnsmsg_a
 		respond_rcode(g, &p->origin, &p->q, rc);
 		return;
 	}
-	uint64_t h = name_hash(p->q.name), now = now_ms();
+	uint64_t h = name_hash(p->q.name), now = monoclock_ms();
 
 	for (size_t i = 0; i < a->n_addrs; i++) {
 		struct dnsmsg_addr *ad = &a->addrs[i];
@@ -776,7 +769,7 @@ static void tcp_accept(struct gate *g, int lfd)
 		g->conns[i].fd = fd;
 		g->conns[i].state = CONN_READ;
 		g->conns[i].rlen = 0;
-		g->conns[i].deadline_ms = now_ms() + GATE_TCP_IDLE_MS;
+		g->conns[i].deadline_ms = monoclock_ms() + GATE_TCP_IDLE_MS;
 	}
 }
 
@@ -835,7 +828,7 @@ static void conn_try_write(struct gate *g, size_t idx)
 	}
 	c->wlen = c->woff = 0;
 	c->state = CONN_READ;
-	c->deadline_ms = now_ms() + GATE_TCP_IDLE_MS;
+	c->deadline_ms = monoclock_ms() + GATE_TCP_IDLE_MS;
 	(void)g;
 }
 
@@ -851,7 +844,7 @@ static void conn_read(struct gate *g, size_t idx)
 	if (n < 0)
 		return;
 	c->rlen += (size_t)n;
-	c->deadline_ms = now_ms() + GATE_TCP_IDLE_MS;
+	c->deadline_ms = monoclock_ms() + GATE_TCP_IDLE_MS;
 	conn_process(g, idx);
 }
 
@@ -873,7 +866,7 @@ int gate_prepare(void *userdata, struct pollfd *fds, size_t max, int *timeout_ms
 	struct gate *g = userdata;
 	ares_socket_t socks[ARES_GETSOCK_MAXNUM];
 	struct timeval tv, *tvp;
-	uint64_t now = now_ms();
+	uint64_t now = monoclock_ms();
 	size_t n = 0;
 	unsigned bits;
 
@@ -984,7 +977,7 @@ void gate_dispatch(void *userdata, const struct pollfd *fds, size_t n)
 
 	/* Pipelined queries left in a buffer once a response went out, and
 	 * idle connections. */
-	now = now_ms();
+	now = monoclock_ms();
 	for (size_t i = 0; i < GATE_MAX_TCP_CONNS; i++) {
 		struct gate_conn *c = &g->conns[i];
 
