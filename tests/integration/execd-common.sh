@@ -42,7 +42,7 @@ execd_setup() {
 	mkdir -p "$T/ws/sub" "$T/run" "$T/state" "$T/bin" "$T/home" "$T/outside"
 	chmod 700 "$T/run"
 	chown -R "$EXECD_USER:" "$T/ws" "$T/run" "$T/state" "$T/home" "$T/outside"
-	for t in echo sh true sleep git cat nope; do ln -s "$WRAPPER" "$T/bin/$t"; done
+	for t in echo sh true sleep cat nope; do ln -s "$WRAPPER" "$T/bin/$t"; done
 	SOCK=$T/run/execd.sock
 	TOKEN=$T/run/token
 	AUDIT=$T/state/audit.jsonl
@@ -52,7 +52,7 @@ execd_conf() { # execd_conf [LINE...]: defaults for backend and timeout unless g
 	{
 		printf '%s\n' "audit_log = $AUDIT" "socket = $SOCK" \
 			"tool echo = /bin/echo" "tool sh = /bin/sh" "tool true = /bin/true" \
-			"tool sleep = /bin/sleep" "tool git = /usr/bin/git" "tool cat = /bin/cat" \
+			"tool sleep = /bin/sleep" "tool cat = /bin/cat" \
 			"map $T/ws = $T/ws"
 		printf '%s\n' "$@"
 		case " $* " in *"backend ="*) ;; *) echo "backend = allow_all" ;; esac
