@@ -15,8 +15,9 @@
 #   trap 'stage_cleanup; ...' EXIT        # removes every stage_dir
 #
 # stage_binaries and stage_vars fail ("Bail out!" on stdout, status 1) when
-# DIR is not reachable by every user, e.g. under a private $TMPDIR, so the
-# test stops with the reason instead of failing later with EACCES.
+# DIR is not reachable by every user (e.g. under a private $TMPDIR) or is on
+# a noexec mount, so the test stops with the reason instead of failing later
+# with EACCES.
 # Copies are mode 0755 (programs and scripts alike), the directory too.
 STAGE_DIRS=()
 
@@ -60,6 +61,13 @@ stage_binaries() { # stage_binaries DIR FILE...
 		echo "Bail out! stage: $dir is not reachable by other users (a parent directory is private)"
 		return 1
 	fi
+	case ,$(findmnt -n -o OPTIONS --target "$dir" 2>/dev/null), in
+	*,noexec,*)
+		echo "Bail out! stage: $dir is on a noexec mount"
+		return 1
+		;;
+	*) ;;
+	esac
 	for f in "$@"; do
 		if ! cp -f -- "$f" "$dir/" || ! chmod 0755 -- "$dir/${f##*/}"; then
 			echo "Bail out! stage: cannot copy $f into $dir"
