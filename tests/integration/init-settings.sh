@@ -107,6 +107,20 @@ repaired "edited" "$user" "content differs"
 repaired "edited" "$local_" "content differs (38 bytes, expected 3)"
 grep 'Repaired' "$IE/out/err" | sed 's/^/#   /' 
 
+# The agent itself (owner of ~/.claude) swaps the files for a socket and a
+# FIFO: opening a socket fails (ENXIO) before any check ran, and the repair
+# must still name what was there, not pass in silence.
+ok "the agent replaces settings.json by a socket and settings.local.json by a FIFO" \
+	initenv_run HOST_UID=3100 HOST_GID=3100 -- /bin/sh -c 'cd /home/devuser/.claude &&
+		rm -f settings.json settings.local.json && mkfifo settings.local.json &&
+		exec python3 -c "import socket; socket.socket(socket.AF_UNIX).bind(\"settings.json\")"'
+check "settings.json is a socket now" "$(stat -c %F "$user" 2>&1)" = socket
+start "settings replaced by a socket and a FIFO"
+locked "socket and FIFO replaced" "$strict"
+repaired "socket" "$user" "a socket"
+repaired "FIFO" "$local_" "a FIFO"
+grep 'Repaired' "$IE/out/err" | sed 's/^/#   /'
+
 rm -f "$user" "$local_" "$managed"
 start "settings deleted"
 locked "deleted files re-installed" "$strict"
