@@ -89,9 +89,15 @@ static int check_file(int dirfd, const char *name, const char *buf, size_t len, 
 	why[0] = '\0';
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
-		if (errno == ELOOP)
+		r = -errno;
+		/* Present but not openable (a socket: ENXIO) is a repair too. */
+		if (r == -ELOOP)
 			why_add(why, why_size, "a symlink");
-		return -errno;
+		else if (r != -ENOENT)
+			why_add(why, why_size,
+				fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? file_type(st.st_mode)
+										 : "not openable");
+		return r;
 	}
 	if (fstat(fd, &st) < 0)
 		return -errno;
