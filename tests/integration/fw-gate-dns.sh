@@ -66,6 +66,7 @@ simnet_dns_set private.allowed.test 10.1.2.3 "$A4" || exit 1
 # allowlist opens it on port 8080 only, with 'special'.
 simnet_dns_set hop.allowed.test "$SIMNET_SIM_V4" || exit 1
 simnet_spawn "$SIMNET_SIM" "$SIMNET_DIR/hop443.log" socat "TCP4-LISTEN:443,bind=$SIMNET_SIM_V4,reuseaddr,fork" SYSTEM:'echo hop'
+# shellcheck disable=SC2016 # expanded by the inner bash
 simnet_poll 5 bash -c '[ -n "$(ip netns exec "$1" ss -Hltn "src $2 and sport = :443")" ]' _ "$SIMNET_SIM" "$SIMNET_SIM_V4" || exit 1
 for l in "$A4 443" "$A6 443" "$B4 443" "$C4 443" "$D4 443" "$E4 443"; do
 	# shellcheck disable=SC2086
