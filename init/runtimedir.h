@@ -12,7 +12,7 @@
 #include <stdbool.h>
 
 #define RUNTIMEDIR_PARENT "/run"
-#define RUNTIMEDIR_NAME "code-sandbox"
+#define RUNTIMEDIR_NAME "sandbox-init"
 #define RUNTIMEDIR_PATH RUNTIMEDIR_PARENT "/" RUNTIMEDIR_NAME
 #define RUNTIMEDIR_IMAGE_ETC "/etc/code-sandbox/image"
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Read-only root (the launcher's --read-only): the image ships /etc/passwd,
-# /etc/group and /etc/claude-code as links into /run/code-sandbox, keeps the
+# /etc/group and /etc/claude-code as links into /run/sandbox-init, keeps the
 # account files' originals in /etc/code-sandbox/image, and the launcher
 # gives a resolv.conf that already points at the DNS gate plus the gate's
 # upstream in CODE_SANDBOX_DNS. sandbox-init must start the agent with /etc
-# mounted read-only, write only under /run/code-sandbox, and refuse every
+# mounted read-only, write only under /run/sandbox-init, and refuse every
 # variant that would leave the agent outside the lock.
 set -uo pipefail
 # shellcheck source=../support/tap.sh
@@ -16,7 +16,7 @@ initenv_setup
 
 etc=$IE/etc
 run=$IE/run
-rt=$run/code-sandbox
+rt=$run/sandbox-init
 # /etc read-only (a bind of a read-only bind mount stays read-only), /run
 # our own directory: never the host's /run.
 ro_etc() { mount --bind "$etc" "$etc" && mount -o remount,bind,ro "$etc"; }
@@ -26,9 +26,9 @@ trap 'rw_etc; initenv_cleanup' EXIT
 mkdir -p "$etc/code-sandbox/image" "$rt"
 chmod 0755 "$run" "$rt"
 mv "$etc/passwd" "$etc/group" "$etc/code-sandbox/image/"
-ln -s /run/code-sandbox/passwd "$etc/passwd"
-ln -s /run/code-sandbox/group "$etc/group"
-ln -s /run/code-sandbox/claude-code "$etc/claude-code"
+ln -s /run/sandbox-init/passwd "$etc/passwd"
+ln -s /run/sandbox-init/group "$etc/group"
+ln -s /run/sandbox-init/claude-code "$etc/claude-code"
 rm -f "$etc/resolv.conf"
 printf '# code-sandbox: the DNS gate\nnameserver 127.0.0.1\n' >"$etc/resolv.conf"
 export IE_BINDS="$run:/run"
@@ -54,20 +54,20 @@ check "starts on a read-only /etc (exit $st)" "$st" -eq 0
 check "agent runs as 3100:3100 devuser" "$(head -n 3 "$IE/out/r" | tr '\n' ' ')" = "3100 3100 devuser "
 ok "agent reads the managed settings through the image's link" \
 	cmp -s <(tail -n +4 "$IE/out/r") "$etc/code-sandbox/profiles/strict.json"
-check "/run/code-sandbox tightened to root 0755 ($(stat -c %U:%a "$rt"))" "$(stat -c %U:%a "$rt")" = root:755
+check "/run/sandbox-init tightened to root 0755 ($(stat -c %U:%a "$rt"))" "$(stat -c %U:%a "$rt")" = root:755
 for f in passwd group; do
-	check "/run/code-sandbox/$f is a root:root 0644 file" "$(stat -c %F:%U:%G:%a "$rt/$f" 2>&1)" = "regular file:root:root:644"
+	check "/run/sandbox-init/$f is a root:root 0644 file" "$(stat -c %F:%U:%G:%a "$rt/$f" 2>&1)" = "regular file:root:root:644"
 done
 ok "devuser has 3100:3100 in the runtime passwd" grep -q '^devuser:x:3100:3100:' "$rt/passwd"
 ok "the image's passwd still says 1001" grep -q "^devuser:x:$IE_DEV_UID:$IE_DEV_GID:" "$etc/code-sandbox/image/passwd"
-check "managed settings root:root 0444 under /run/code-sandbox" \
+check "managed settings root:root 0444 under /run/sandbox-init" \
 	"$(stat -c %F:%U:%G:%a "$rt/claude-code/managed-settings.json" 2>&1)" = "regular file:root:root:444"
 check "/etc is unchanged" "$(initenv_tree_sum "$etc")" = "$etc_sum"
 
-agent 'echo x > /run/code-sandbox/passwd' HOST_UID=3100 HOST_GID=3100 "$DNS"
-check "the agent cannot write /run/code-sandbox/passwd" "$st" -ne 0
-agent 'mkdir /run/code-sandbox/x' HOST_UID=3100 HOST_GID=3100 "$DNS"
-check "the agent cannot create files in /run/code-sandbox" "$st" -ne 0
+agent 'echo x > /run/sandbox-init/passwd' HOST_UID=3100 HOST_GID=3100 "$DNS"
+check "the agent cannot write /run/sandbox-init/passwd" "$st" -ne 0
+agent 'mkdir /run/sandbox-init/x' HOST_UID=3100 HOST_GID=3100 "$DNS"
+check "the agent cannot create files in /run/sandbox-init" "$st" -ne 0
 ok "the runtime passwd is unchanged" grep -q '^devuser:x:3100:3100:' "$rt/passwd"
 
 # IDs equal to the image's: nothing to remap, the files must exist anyway.
@@ -81,7 +81,7 @@ ok "unchanged IDs: runtime group is the image's" cmp -s "$rt/group" "$etc/code-s
 # Missing runtime directory (podman's fresh /run, no tmpfs from the launcher).
 rm -rf "$rt"
 agent 'true' HOST_UID=3100 HOST_GID=3100 "$DNS"
-check "missing /run/code-sandbox: created, starts (exit $st)" "$st" -eq 0
+check "missing /run/sandbox-init: created, starts (exit $st)" "$st" -eq 0
 check "created root 0755" "$(stat -c %U:%a "$rt" 2>&1)" = root:755
 
 # The gate's upstream: without CODE_SANDBOX_DNS the read-only resolv.conf
@@ -111,20 +111,20 @@ agent 'true' HOST_UID=3100 HOST_GID=3100 "$DNS"
 check "/etc/passwd linked elsewhere: exit 114 ($st)" "$st" -eq 114
 ok "  with a one-line reason" grep -q '^sandbox-init: identity: /etc/passwd links to' "$IE/out/err"
 rw_etc
-ln -sfn /run/code-sandbox/passwd "$etc/passwd"
+ln -sfn /run/sandbox-init/passwd "$etc/passwd"
 ln -sfn /tmp/claude-code "$etc/claude-code"
 ro_etc
 agent 'true' HOST_UID=3100 HOST_GID=3100 "$DNS"
 check "/etc/claude-code linked elsewhere: exit 116 ($st)" "$st" -eq 116
 check "  nothing created at that target" ! -e /tmp/claude-code
 rw_etc
-ln -sfn /run/code-sandbox/claude-code "$etc/claude-code"
+ln -sfn /run/sandbox-init/claude-code "$etc/claude-code"
 
 # A runtime directory the agent could write.
 chown 3100:3100 "$rt"
 ro_etc
 agent 'true' HOST_UID=3100 HOST_GID=3100 "$DNS"
-check "/run/code-sandbox not root-owned: refused (exit $st)" "$st" -eq 114
+check "/run/sandbox-init not root-owned: refused (exit $st)" "$st" -eq 114
 chown 0:0 "$rt"
 chmod 0777 "$run"
 agent 'true' HOST_UID=3100 HOST_GID=3100 "$DNS"
