@@ -26,6 +26,12 @@ trap 'rw_etc; initenv_cleanup' EXIT
 mkdir -p "$etc/code-sandbox/image" "$rt"
 chmod 0755 "$run" "$rt"
 mv "$etc/passwd" "$etc/group" "$etc/code-sandbox/image/"
+# The fixture copies the host's accounts: none but devuser may hold its IDs
+# here, or "unchanged IDs" below would remap after all.
+for f in passwd group; do
+	awk -F: -v id="$IE_DEV_UID" '$1 == "devuser" || $3 != id' "$etc/code-sandbox/image/$f" >"$IE/out/$f"
+	cat "$IE/out/$f" >"$etc/code-sandbox/image/$f"
+done
 ln -s /run/sandbox-init/passwd "$etc/passwd"
 ln -s /run/sandbox-init/group "$etc/group"
 ln -s /run/sandbox-init/claude-code "$etc/claude-code"
@@ -74,7 +80,8 @@ ok "the runtime passwd is unchanged" grep -q '^devuser:x:3100:3100:' "$rt/passwd
 rm -f "$rt/passwd" "$rt/group"
 agent 'id -un; getent group devuser' HOST_UID="$IE_DEV_UID" HOST_GID="$IE_DEV_GID" "$DNS"
 check "unchanged IDs: starts (exit $st)" "$st" -eq 0
-check "unchanged IDs: devuser resolves" "$(head -n 1 "$IE/out/r")" = devuser
+check "unchanged IDs: devuser resolves ($(head -n 1 "$IE/out/r"))" "$(head -n 1 "$IE/out/r")" = devuser
+[ -s "$rt/passwd" ] || diag "$(ls -la "$rt"; cat "$IE/out/err")"
 ok "unchanged IDs: runtime passwd is the image's" cmp -s "$rt/passwd" "$etc/code-sandbox/image/passwd"
 ok "unchanged IDs: runtime group is the image's" cmp -s "$rt/group" "$etc/code-sandbox/image/group"
 
