@@ -123,6 +123,7 @@ def check_override(ov):
 
 
 def main():
+    global n, failed
     self_test = "--self-test" in sys.argv
     with open(os.path.join(SRC, "docker-compose.yml")) as f:
         comp = yaml.safe_load(f)
@@ -140,11 +141,10 @@ def main():
                                cwd=SRC, env=env, capture_output=True, text=True)
             tap(r.returncode == 0, "docker-compose accepts both files" + (f" ({r.stderr.strip()})" if r.returncode else ""))
         else:
-            print(f"ok {n + 1} - docker-compose accepts both files # SKIP docker-compose not installed")
-            globals()["n"] = n + 1
+            n += 1
+            print(f"ok {n} - docker-compose accepts both files # SKIP docker-compose not installed")
     else:
         # Each mutation must make the comparison fail.
-        global n, failed
         mutations = {
             "read_only false": lambda s: s.__setitem__("read_only", False),
             "one more capability": lambda s: s["cap_add"].append("SYS_ADMIN"),
