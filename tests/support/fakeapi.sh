@@ -13,6 +13,7 @@
 # to trust), FAKEAPI_LOG (fake-anthropic.py's JSON-lines request log),
 # FAKEAPI_HOST4/6 (the fake host's addresses). simnet_down stops the server.
 
+# shellcheck disable=SC2034 # FAKEAPI_* are read by the sourcing test
 FAKEAPI_SRC=${FAKEAPI_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
 
 # A throw-away CA and a certificate for api.anthropic.com signed by it,
