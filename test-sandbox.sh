@@ -45,6 +45,7 @@ UDPPORT=5353
 cs_setup
 cs_image
 simnet_up "cs-packtest-$$"
+cs_net_up
 printf '{"turns": [], "final": "probe"}\n' >"$CS_T/api-script.json"
 fakeapi_up "$CS_T/api-script.json"
 simnet_dns_set blocked.example.test "$SIMNET_HOST_B4" "$SIMNET_HOST_B6"
@@ -183,7 +184,7 @@ st=0
 cs_launch "$CS_T/orphans.out" "$CS_T/orphans.err" -- -- /workspace/.cs-probe/probe orphans 5 || st=$?
 orph=$(tr '\n' ' ' <"$CS_T/orphans.out")
 check "orphans of the agent are reparented to PID 1 and reaped ($orph)" \
-	-n "$(grep -x -E 'orphans_reparented=5|orphans_left=0|zombies_after=0' "$CS_T/orphans.out" | wc -l | grep -x 3 || true)"
+	"$(grep -c -x -E 'orphans_reparented=5|orphans_left=0|zombies_after=0' "$CS_T/orphans.out" || true)" = 3
 
 # --- a second start: settings restored, profile chosen at launch ----------
 st=0

@@ -39,6 +39,7 @@ trap cleanup EXIT
 cs_setup
 cs_image
 simnet_up "cs-packtest-$$"
+cs_net_up
 simnet_dns_set blocked.example.test "$SIMNET_HOST_B4" "$SIMNET_HOST_B6"
 simnet_listen "$SIMNET_HOST_B4" 443 tcp
 simnet_listen "$SIMNET_HOST_B6" 443 tcp
@@ -147,7 +148,7 @@ hostile "$CTL"
 cs_flush_firewall
 CS_NAMES+=("cs-packtest-$$-control")
 st=0
-"$CS_ENG" run --rm --name "cs-packtest-$$-control" --network "ns:/run/netns/$SIMNET_SBX" --dns "$SIMNET_SIM_V4" \
+"$CS_ENG" run --rm --name "cs-packtest-$$-control" --network "$CS_NETWORK" --volume "$SIMNET_RESOLV:/etc/resolv.conf:ro" \
 	--user "$CS_HOST_UID:$CS_HOST_GID" --volume "$CTL:/workspace" --volume "$CS_T/ctlhome:/home/devuser" \
 	--volume "$FAKEAPI_CA:/etc/ctl-ca.pem:ro" --workdir /workspace --env HOME=/home/devuser \
 	--env NODE_EXTRA_CA_CERTS=/etc/ctl-ca.pem --env ANTHROPIC_API_KEY=sk-ant-test-dummy \
