@@ -99,6 +99,21 @@ check "no command: the image's (claude)" "$(tail -n 1 <<<"$out")" = localhost/co
 out=$(cs "$T/proj" CONTAINER_ENGINE=docker CODE_SANDBOX_DNS= CODE_SANDBOX_NETWORK=mynet -- --dry-run -- true)
 ok "Docker user-defined network: the embedded resolver upstream" has --env=CODE_SANDBOX_DNS=127.0.0.11
 
+# The daemon: only when configured; then only its socket and token, read-only.
+out=$(cs "$T/proj" CONTAINER_ENGINE=podman -- --dry-run -- true)
+ok "no daemon configured: the container's own tools first on PATH" has --env=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+check "  and nothing of the daemon mounted" "$(count /run/code-sandbox/)" -eq 0
+mkdir -p "$T/cfg/code-sandbox"
+printf 'socket = %s/run/execd.sock\n' "$T" >"$T/cfg/code-sandbox/execd.conf"
+out=$(cs "$T/proj" CONTAINER_ENGINE=podman -- --dry-run -- true)
+ok "daemon configured: its socket, read-only" has "--volume=$T/run/execd.sock:/run/code-sandbox/execd.sock:ro"
+ok "  its token, read-only" has "--volume=$T/run/token:/run/code-sandbox/token:ro"
+check "  nothing else of the socket directory" "$(grep -c -- "^--volume=$T/run" <<<"$out")" -eq 2
+check "  the wrappers stay on the image's PATH" "$(count '^--env=PATH=')" -eq 0
+out=$(cs "$T/proj" CONTAINER_ENGINE=podman -- --dry-run --no-daemon -- true)
+check "--no-daemon: no daemon mounts" "$(count /run/code-sandbox/)" -eq 0
+rm -f "$T/cfg/code-sandbox/execd.conf"
+
 # Per-project settings live under the config directory, never in the workspace.
 pid=$(basename "$(grep '^--label=' <<<"$out" | sed 's/.*=//')")
 mkdir -p "$T/cfg/code-sandbox/projects" "$T/extra"
