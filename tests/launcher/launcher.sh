@@ -180,6 +180,20 @@ cs "$T/proj" CONTAINER_ENGINE=podman FAKE_PS=cs-a -- clean >/dev/null
 ok "clean removes this project's containers" grep -q '^podman rm -f cs-a$' "$T/calls"
 ok "clean removes this project's home volume" grep -q "^podman volume rm code-sandbox-home-$pid$" "$T/calls"
 check "clean removes no image" "$(grep -c ' rmi\| image rm' "$T/calls")" -eq 0
+# doctor: what is wrong and the command that fixes it.
+cat >"$T/bin/podman-noimage" <<FAKE
+#!/bin/sh
+case \$1 in image) exit 1 ;; --version) echo "podman version 0" ;; *) exit 0 ;; esac
+FAKE
+chmod +x "$T/bin/podman-noimage"
+st=0
+out=$(cs "$T/proj" CONTAINER_ENGINE=podman-noimage -- doctor) || st=$?
+check "doctor: a missing image fails ($st)" "$st" -ne 0
+ok "  and names the fix" grep -q 'fix: code-sandbox build' <<<"$out"
+st=0
+out=$(cs "$T/proj" CONTAINER_ENGINE=podman -- doctor) || st=$?
+check "doctor: all good with a working engine and image ($st)" "$st" -eq 0
+ok "  it ran the hardened start" grep -q '^podman run --rm .*--read-only' "$T/calls"
 st=0
 cs "$T/proj" CONTAINER_ENGINE=podman -- bogus >/dev/null 2>&1 || st=$?
 check "an unknown subcommand is a usage error ($st)" "$st" -eq 2
