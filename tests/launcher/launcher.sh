@@ -165,6 +165,11 @@ for want in 0 3 42 143; do
 	check "exit status $want passes through ($st)" "$st" -eq "$want"
 done
 ok "the real run called the engine's run" grep -q '^podman run --rm' "$T/calls"
+st=0
+cs "$T/proj" CONTAINER_ENGINE=podman -- -- claude -p "line one
+line two" >/dev/null 2>&1 || st=$?
+check "a command argument spanning lines is passed ($st)" "$st" -eq 0
+ok "  intact, as one argument" grep -qx 'line two' "$T/calls"
 
 # Subcommands.
 out=$(cs "$T/proj" CONTAINER_ENGINE=podman -- --help)
