@@ -57,7 +57,7 @@ check "an engine not on PATH is an error ($st)" "$st" -ne 0
 : >"$T/calls"
 out=$(cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_IMAGE=localhost/code-sandbox:test \
 	CODE_SANDBOX_NETWORK=ns:/run/netns/cs-x CODE_SANDBOX_NAME=cs-test-run ANTHROPIC_API_KEY=sk-secret-value \
-	CODE_SANDBOX_EXTRA_CA="$SOURCE_DIR/README.md" EXTRA_ALLOWED_DOMAINS=example.org \
+	CODE_SANDBOX_EXTRA_CA="$SOURCE_DIR/README.md" EXTRA_ALLOWED_DOMAINS=example.org CODE_SANDBOX_LOG=debug \
 	-- --dry-run --profile permissive --allow example.net -- claude -p 'say hi')
 has() { grep -qxF -- "$1" <<<"$out"; }
 count() { grep -c -- "$1" <<<"$out"; }
@@ -90,6 +90,7 @@ ok "  and given as NODE_EXTRA_CA_CERTS" has --env=NODE_EXTRA_CA_CERTS=/etc/code-
 ok "ANTHROPIC_API_KEY passed by name" has --env=ANTHROPIC_API_KEY
 check "  its value never on the command line" "$(count sk-secret-value)" -eq 0
 ok "--profile" has --env=CODE_SANDBOX_PROFILE=permissive
+ok "CODE_SANDBOX_LOG for sandbox-init" has --env=CODE_SANDBOX_LOG=debug
 ok "EXTRA_ALLOWED_DOMAINS plus --allow" has --env=EXTRA_ALLOWED_DOMAINS=example.org,example.net
 ok "git identity fallback" has "--env=GIT_AUTHOR_NAME=Claude Code (sandbox)"
 ok "git identity fallback e-mail" has --env=GIT_COMMITTER_EMAIL=claude-sandbox@localhost
