@@ -91,6 +91,8 @@ if [ "$st" -ne 0 ]; then diag "$(tail -20 "$CS_T/probe.err")"; fi
 P() { sed -n "s/^$1=//p" "$CS_T/probe.out" | head -1; }
 check "every sandbox-init step succeeds (no 'sandbox-init: STEP: REASON' line)" \
 	-z "$(grep -E '^sandbox-init: [a-z-]+: ' "$CS_T/probe.err" | grep -v -E ': (info|debug):' || true)"
+fwline=$(grep -o 'Firewall: table inet code_sandbox installed and verified.*' "$CS_T/probe.err" || true)
+check "sandbox-init installed and verified the firewall (${fwline:-no such line})" -n "$fwline"
 check "PID 1 is sandbox-init" "$(P pid1_comm)" = sandbox-init
 check "the agent is PID 1's child" "$(P self_ppid)" = 1
 check "the agent's UID is HOST_UID ($CS_HOST_UID)" "$(P uid)" = "$CS_HOST_UID"

@@ -117,8 +117,8 @@ check "claude -p exits 0" "$st" -eq 0
 [ "$st" -eq 0 ] || diag "$(tail -15 "$CS_T/claude.err")"
 check "claude printed the scripted final answer" "$(tr -d '\n' <"$CS_T/claude.out")" = "All scripted steps done."
 check "claude made one model request per scripted turn and the final one (10)" "$(fakeapi_main_requests)" -ge 10
-check "every request carried the API key and went to api.anthropic.com" \
-	-z "$(grep '"kind": "main"' "$FAKEAPI_LOG" | grep -v -e '"x-api-key": true' -e '"host": "api.anthropic.com"' || true)"
+check "every model request carried an API key and named api.anthropic.com" \
+	"$(python3 -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; m=[x for x in r if x.get("kind") == "main"]; print(bool(m) and all(x["x-api-key"] and x["host"] == "api.anthropic.com" for x in m))' "$FAKEAPI_LOG")" = True
 cp "$FAKEAPI_LOG" "$CS_T/requests-sandbox.jsonl"
 r() { fakeapi_result "$1" | python3 -c 'import json,sys; t=json.loads(sys.stdin.read() or "{}"); print(("ERROR " if t.get("is_error") else "") + t.get("content", "(no result)"))'; }
 for i in 0 1 2 3 4 5 6 7 8; do diag "tool result $i: $(r "$i" | head -3 | cut -c1-200)"; done
