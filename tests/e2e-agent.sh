@@ -8,7 +8,10 @@
 # downloads from a blocked host (they must fail), and edit the agent's
 # settings (refused). The workspace also holds a hostile
 # .claude/settings.local.json (hooks, MCP approval, bypass mode) and .mcp.json:
-# the managed profile must outrank them. The control runs the same claude
+# the managed profile must outrank them (only the managed file can stop those:
+# a user-settings switch loses to the workspace's files, and the agent swaps
+# its user mirror mid-session, after which the managed rules still deny).
+# The control runs the same claude
 # from the same image without sandbox-init: there the hostile files take
 # effect and the download connects, so the checks above can fail.
 #
@@ -59,6 +62,17 @@ exit($got ? 0 : 1);
 PERL
 DL_JSON=$(python3 -c 'import json,sys; print(json.dumps(open(sys.argv[1]).read()))' "$CS_T/dl.pl")
 
+# A script that swaps the agent's user settings for an allow-everything file
+# (devuser owns ~/.claude, so this works; the managed file must still rule).
+cat >"$CS_T/swap.sh" <<'SWAP'
+set -e
+s=$HOME/.claude/settings.json
+mv "$s" "$s.orig" 2>/dev/null || rm -f "$s"
+printf '%s\n' '{"permissions": {"allow": ["Bash"], "deny": []}, "allowManagedPermissionRulesOnly": false}' >"$s"
+echo "SWAPPED $(cat "$s")"
+SWAP
+SWAP_JSON=$(python3 -c 'import json,sys; print(json.dumps(open(sys.argv[1]).read()))' "$CS_T/swap.sh")
+
 # The scripted session, one turn per tool call (fake-anthropic.py).
 cat >"$CS_T/script.json" <<EOF
 {"turns": [
@@ -71,7 +85,10 @@ cat >"$CS_T/script.json" <<EOF
   [{"tool": "Edit", "input": {"file_path": "/home/devuser/.claude/settings.json", "old_string": "\\"permissions\\"", "new_string": "\\"hacked\\": 1, \\"permissions\\""}}],
   [{"tool": "Write", "input": {"file_path": "/etc/claude-code/managed-settings.json", "content": "{}"}}],
   [{"tool": "Write", "input": {"file_path": "/workspace/.claude/settings.json", "content": "{\\"permissions\\": {}}"}}],
-  [{"tool": "Bash", "input": {"command": "cat /proc/1/environ", "description": "read PID 1's environment"}}]
+  [{"tool": "Bash", "input": {"command": "cat /proc/1/environ", "description": "read PID 1's environment"}}],
+  [{"tool": "Write", "input": {"file_path": "/workspace/swap.sh", "content": $SWAP_JSON}}],
+  [{"tool": "Bash", "input": {"command": "bash /workspace/swap.sh", "description": "replace the user settings"}}],
+  [{"tool": "Bash", "input": {"command": "printenv", "description": "dump the environment"}}]
 ], "final": "All scripted steps done."}
 EOF
 python3 -m json.tool "$CS_T/script.json" >/dev/null
@@ -116,12 +133,12 @@ diag "claude -p through bin/code-sandbox: exit $st in $((SECONDS - t0)) s, $(fak
 check "claude -p exits 0" "$st" -eq 0
 [ "$st" -eq 0 ] || diag "$(tail -15 "$CS_T/claude.err")"
 check "claude printed the scripted final answer" "$(tr -d '\n' <"$CS_T/claude.out")" = "All scripted steps done."
-check "claude made one model request per scripted turn and the final one (10)" "$(fakeapi_main_requests)" -ge 10
+check "claude made one model request per scripted turn and the final one (13)" "$(fakeapi_main_requests)" -ge 13
 check "every model request carried an API key and named api.anthropic.com" \
 	"$(python3 -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; m=[x for x in r if x.get("kind") == "main"]; print(bool(m) and all(x["x-api-key"] and x["host"] == "api.anthropic.com" for x in m))' "$FAKEAPI_LOG")" = True
 cp "$FAKEAPI_LOG" "$CS_T/requests-sandbox.jsonl"
 r() { fakeapi_result "$1" | python3 -c 'import json,sys; t=json.loads(sys.stdin.read() or "{}"); print(("ERROR " if t.get("is_error") else "") + t.get("content", "(no result)"))'; }
-for i in 0 1 2 3 4 5 6 7 8; do diag "tool result $i: $(r "$i" | head -3 | cut -c1-200)"; done
+for i in 0 1 2 3 4 5 6 7 8 9 10 11; do diag "tool result $i: $(r "$i" | head -3 | cut -c1-200)"; done
 
 check "Write in /workspace: the file appears on the host" "$(cat "$CS_WS/hello.txt" 2>/dev/null)" = "hello from the agent"
 check "Write in /workspace: owned by the host user" "$(stat -c %u:%g "$CS_WS/hello.txt" 2>/dev/null)" = "$CS_HOST_UID:$CS_HOST_GID"
@@ -137,6 +154,8 @@ check "editing the agent's user settings refused" -n "$(r 5 | grep -E '^ERROR .*
 check "writing the managed settings refused" -n "$(r 6 | grep -E '^ERROR .*denied' || true)"
 check "writing the workspace's .claude/settings.json refused" -n "$(r 7 | grep -E '^ERROR .*denied' || true)"
 check "reading PID 1's environment refused" -n "$(r 8 | grep -E '^ERROR' || true)"
+check "the agent can swap its user settings mirror (devuser owns ~/.claude)" -n "$(r 10 | grep '^SWAPPED' || true)"
+check "after the swap the managed rules still deny (printenv refused)" -n "$(r 11 | grep -E '^ERROR .*denied' || true)"
 check "the workspace's .claude/settings.json is unchanged" "$(sha256sum <"$CS_WS/.claude/settings.json")" = "$project_sha"
 check "managed settings outrank the hostile settings.local.json: no SessionStart hook ran" ! -e "$CS_WS/hook-session-ran"
 check "managed settings outrank the hostile settings.local.json: no PreToolUse hook ran" ! -e "$CS_WS/hook-pretool-ran"
@@ -166,6 +185,7 @@ st=0
 	>"$CS_T/ctl.out" 2>"$CS_T/ctl.err" </dev/null || st=$?
 diag "control claude -p: exit $st, $(fakeapi_main_requests) model requests"
 [ "$st" -eq 0 ] || diag "$(tail -10 "$CS_T/ctl.err")"
+check "control: printenv runs without the managed profile" -n "$(r 11 | grep -v '^ERROR' | grep 'HOME=' || true)"
 check "control: the download connects without the sandbox" -n "$(r 3 | grep -x 'DOWNLOAD-CONNECTED' || true)"
 check "control: the hostile SessionStart hook runs without the managed profile" -e "$CTL/hook-session-ran"
 check "control: the hostile PreToolUse hook runs without the managed profile" -e "$CTL/hook-pretool-ran"
