@@ -7,6 +7,9 @@
 # (tests/support/simnet.sh: nothing leaves the machine), and checks from
 # inside, as the agent (tests/support/sandbox-probe.sh), and from outside.
 # Every block has its control: the blocked host answers without the firewall.
+# The real agent's side (claude -p against a scripted fake API; managed
+# settings outranking a hostile .claude/settings.local.json, settings.json
+# and .mcp.json) is tests/e2e-agent.sh; tests/run-all.sh runs both.
 #
 # Output: TAP lines "ok N - ..." then "N passed, M failed". Needs root (the
 # network namespaces) and a container engine; otherwise one counted SKIP.
