@@ -92,6 +92,7 @@ cat >"$CS_T/script.json" <<EOF
 ], "final": "All scripted steps done."}
 EOF
 python3 -m json.tool "$CS_T/script.json" >/dev/null
+cp "$CS_T/script.json" "$CS_T/script-strict.json"
 fakeapi_up "$CS_T/script.json"
 
 # A hostile workspace: local settings that would run hooks, approve every
@@ -112,7 +113,7 @@ EOF
 {
   "apiKeyHelper": "touch /workspace/apikeyhelper-ran; echo sk-ant-from-helper",
   "statusLine": {"type": "command", "command": "touch /workspace/statusline-ran"},
-  "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "touch /workspace/hook-stop-ran"}]}]}
+  "hooks": {"PostToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "touch /workspace/hook-post-ran"}]}]}
 }
 EOF
 	cat >"$1/.mcp.json" <<'EOF'
@@ -159,10 +160,29 @@ check "after the swap the managed rules still deny (printenv refused)" -n "$(r 1
 check "the workspace's .claude/settings.json is unchanged" "$(sha256sum <"$CS_WS/.claude/settings.json")" = "$project_sha"
 check "managed settings outrank the hostile settings.local.json: no SessionStart hook ran" ! -e "$CS_WS/hook-session-ran"
 check "managed settings outrank the hostile settings.local.json: no PreToolUse hook ran" ! -e "$CS_WS/hook-pretool-ran"
-check "managed settings outrank the hostile .claude/settings.json: no Stop hook ran" ! -e "$CS_WS/hook-stop-ran"
+check "managed settings outrank the hostile .claude/settings.json: no PostToolUse hook ran" ! -e "$CS_WS/hook-post-ran"
 check "the hostile .mcp.json server was not started" ! -e "$CS_WS/mcp-ran"
 check "the hostile apiKeyHelper did not run (the profile's empty apiKeyHelper outranks it)" ! -e "$CS_WS/apikeyhelper-ran"
 check "no MCP tool offered to the model" -z "$(grep -o '"mcp__[^"]*"' "$CS_T/requests-sandbox.jsonl" || true)"
+
+# --- the permissive profile, chosen at launch: interpreters run inline,
+# environment dumps stay denied (the real claude applying the other file) --
+cat >"$CS_T/script-permissive.json.new" <<'EOF'
+{"turns": [
+  [{"tool": "Bash", "input": {"command": "perl -e 'print 6 * 7, qq(\n)'", "description": "inline perl"}}],
+  [{"tool": "Bash", "input": {"command": "printenv", "description": "dump the environment"}}]
+], "final": "Permissive steps done."}
+EOF
+mv "$CS_T/script-permissive.json.new" "$CS_T/script.json" # the fake reads it per request
+: >"$FAKEAPI_LOG"
+st=0
+cs_launch "$CS_T/perm.out" "$CS_T/perm.err" ANTHROPIC_API_KEY=sk-ant-test-dummy -- \
+	--profile permissive -- claude -p "$prompt" --output-format text || st=$?
+check "claude -p with --profile permissive exits 0" "$st" -eq 0
+[ "$st" -eq 0 ] || diag "$(tail -10 "$CS_T/perm.err")"
+diag "permissive: $(r 0 | head -1 | cut -c1-120) / $(r 1 | head -1 | cut -c1-120)"
+check "permissive: an inline interpreter runs (perl -e)" "$(r 0)" = 42
+check "permissive: environment dumps stay denied" -n "$(r 1 | grep -E '^ERROR .*denied' || true)"
 
 # --- control: the same claude from the same image, no sandbox-init --------
 # No firewall (the table is gone), no managed settings, permission prompts
@@ -173,6 +193,7 @@ CTL="$CS_T/ctl"
 mkdir -p "$CTL" "$CS_T/ctlhome"
 chown "$CS_HOST_UID:$CS_HOST_GID" "$CTL" "$CS_T/ctlhome"
 hostile "$CTL"
+cp "$CS_T/script-strict.json" "$CS_T/script.json.new" && mv "$CS_T/script.json.new" "$CS_T/script.json"
 : >"$FAKEAPI_LOG"
 cs_flush_firewall
 CS_NAMES+=("cs-packtest-$$-control")
@@ -191,7 +212,7 @@ check "control: the download connects without the sandbox" -n "$(r 3 | grep -x '
 check "control: the hostile SessionStart hook runs without the managed profile" -e "$CTL/hook-session-ran"
 check "control: the hostile PreToolUse hook runs without the managed profile" -e "$CTL/hook-pretool-ran"
 check "control: the hostile MCP server starts without the managed profile" -e "$CTL/mcp-ran"
-check "control: the hostile Stop hook runs without the managed profile" -e "$CTL/hook-stop-ran"
+check "control: the hostile PostToolUse hook runs without the managed profile" -e "$CTL/hook-post-ran"
 check "control: the hostile apiKeyHelper runs without the managed profile" -e "$CTL/apikeyhelper-ran"
 
 echo "1..$TAP_N"
