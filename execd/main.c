@@ -122,9 +122,17 @@ static int load_config(const char *path)
 static int resolve_tools(struct execd *d)
 {
 	for (size_t i = 0; i < conf.n_tools; i++) {
-		char *rp = realpath(conf.tools[i].path, NULL);
+		char *rp;
 		struct stat st;
 
+		/* Host git run on the agent's repository executes what the
+		 * repository configures (hooks, filters, fsmonitor, aliases):
+		 * git reaches the host only through the relay (gitrelay.c). */
+		if (strcmp(conf.tools[i].name, "git") == 0)
+			return log_error_errno(-EINVAL, "tool 'git' is not supported: git runs in the "
+						"container and its network half goes through the git relay "
+						"(README.md, \"git\"); remove the 'tool git' line");
+		rp = realpath(conf.tools[i].path, NULL);
 		if (!rp)
 			return log_error_errno(-errno, "tool '%s': cannot resolve '%s': %s",
 					       conf.tools[i].name, conf.tools[i].path, strerror(errno));
@@ -134,8 +142,6 @@ static int resolve_tools(struct execd *d)
 					       conf.tools[i].name, conf.tools[i].path);
 		}
 		d->tool_paths[i] = rp;
-		if (strcmp(conf.tools[i].name, "git") == 0)
-			d->git_path = rp;
 	}
 	for (size_t i = 0; i < conf.map.n; i++) {
 		d->root_fds[i] = open(conf.map.e[i].host, O_PATH | O_DIRECTORY | O_CLOEXEC);

@@ -16,6 +16,7 @@
 #include "allowlist_load.h"
 #include "log.h"
 #include "macros.h"
+#include "monoclock.h"
 #include "netaddr.h"
 #include "nftsock.h"
 
@@ -35,14 +36,6 @@ struct firewall {
 	struct track *track;
 	size_t n_track;
 };
-
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 static bool same_elem(const struct nftbatch_elem *a, const struct nftbatch_elem *b)
 {
@@ -320,11 +313,14 @@ static int resolved_elems(const struct firewall_config *c, const struct resolve_
 			const struct resolve_addr *a = &nm->addrs[k];
 			char buf[INET6_ADDRSTRLEN] = "?";
 
-			if (netaddr_is_forbidden(a->family, raddr(a)) &&
+			if ((netaddr_is_forbidden(a->family, raddr(a)) ||
+			     allowlist_addr_is_gateway(&c->al, a->family, raddr(a))) &&
 			    !allowlist_contains_addr(&c->al, a->family, raddr(a))) {
 				(void)inet_ntop(a->family, raddr(a), buf, sizeof(buf));
 				log_warn("'%s' resolves to %s (%s), not admitted, ignoring", nm->name, buf,
-					 netaddr_class_to_string(netaddr_classify(a->family, raddr(a))));
+					 allowlist_addr_is_gateway(&c->al, a->family, raddr(a))
+						 ? "the container's gateway"
+						 : netaddr_class_to_string(netaddr_classify(a->family, raddr(a))));
 				continue;
 			}
 			if (n == cap) {
@@ -373,7 +369,7 @@ int firewall_install(const struct firewall_config *c, struct firewall **ret,
 	struct nftbatch b = { 0 };
 	struct resolver *res = NULL;
 	size_t n_names = 0, n_dyn = 0, n_all, size;
-	uint64_t t0 = now_us(), t;
+	uint64_t t0 = monoclock_us(), t;
 	char err[NFTSOCK_ERR_MAX];
 	int r;
 
@@ -412,7 +408,7 @@ int firewall_install(const struct firewall_config *c, struct firewall **ret,
 			 names[i].name, ares_status_str(names[i].status[RESOLVE_A]),
 			 ares_status_str(names[i].status[RESOLVE_AAAA]));
 	}
-	t = now_us();
+	t = monoclock_us();
 	st.resolve_us = t - t0;
 
 	r = resolved_elems(c, names, n_names, &dyn, &n_dyn);
@@ -430,7 +426,7 @@ int firewall_install(const struct firewall_config *c, struct firewall **ret,
 		if (!fw->track)
 			return log_error_errno(-ENOMEM, "Out of memory");
 		for (size_t i = 0; i < n_norm; i++)
-			track_note(fw, &norm[i], now_us() / 1000);
+			track_note(fw, &norm[i], monoclock_us() / 1000);
 		n_all = c->n_literals + n_norm;
 		all = calloc(n_all + 1, sizeof(*all));
 		if (!all)
@@ -477,16 +473,16 @@ int firewall_install(const struct firewall_config *c, struct firewall **ret,
 			return log_error_errno(r, "Failed to build the nftables batch: %s", strerror(-r));
 		}
 	}
-	st.build_us = now_us() - t;
-	t = now_us();
+	st.build_us = monoclock_us() - t;
+	t = monoclock_us();
 
 	r = nftsock_send(fw->nft, &b, err, sizeof(err));
 	if (r < 0) {
 		log_error_errno(r, "Failed to install table inet %s: %s", c->table, err);
 		goto fail;
 	}
-	st.commit_us = now_us() - t;
-	t = now_us();
+	st.commit_us = monoclock_us() - t;
+	t = monoclock_us();
 	/* Read back: what the kernel holds is what we meant, or we stop. */
 	r = nftsock_verify(fw->nft, &b, err, sizeof(err));
 	if (r < 0) {
@@ -494,8 +490,8 @@ int firewall_install(const struct firewall_config *c, struct firewall **ret,
 				c->table, err);
 		goto fail;
 	}
-	st.verify_us = now_us() - t;
-	st.total_us = now_us() - t0;
+	st.verify_us = monoclock_us() - t;
+	st.total_us = monoclock_us() - t0;
 	log_info("Firewall: table inet %s installed and verified: %zu names (%zu resolved, %zu failed), %zu elements, %llu ms",
 		 c->table, st.names, st.names_resolved, st.names_failed, st.elements,
 		 (unsigned long long)(st.total_us / 1000));
@@ -552,7 +548,7 @@ int firewall_admit(void *userdata, const struct fw_admit *elems, size_t n)
 		return log_warn_errno(r, "Cannot admit %zu addresses: %s", n, strerror(-r));
 	/* Leave alone what already lives at least as long as this answer
 	 * says (see struct track). */
-	now = now_us() / 1000;
+	now = monoclock_us() / 1000;
 	{
 		size_t k = 0;
 		for (size_t i = 0; i < n_norm; i++) {

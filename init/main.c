@@ -61,6 +61,10 @@ static int run(int argc, char **argv)
 		return EXIT_INIT_CONFIG;
 	if (fwstep_load(&fw, cfg.allowlist_path) < 0)
 		return EXIT_INIT_CONFIG;
+	/* Every capability the steps and the loop need, or no start: a run
+	 * without one would fail half way or leave PID 1 unable to drop. */
+	if (privdrop_check_caps(PRIVDROP_RUN_CAPS) < 0)
+		return EXIT_INIT_PRIVDROP;
 
 	/* 3. Firewall (resolve, one batch, verify; registers its loop sources). */
 	if (fwstep_start(&fw, &loop, &cfg.pid1_keep_caps) < 0)
@@ -111,9 +115,10 @@ static int run(int argc, char **argv)
 	r = logfd_install_stderr(TAKE_FD(logfd));
 	if (r < 0)
 		log_warn_errno(r, "Cannot install the non-blocking stderr: %s, continuing", strerror(-(r)));
-	r = privdrop_pid1(cfg.pid1_keep_caps);
-	if (r < 0)
-		log_error_errno(r, "Cannot drop PID 1's capabilities: %s, continuing", strerror(-(r)));
+	/* A PID 1 that cannot drop to exactly its loop set kills the agent
+	 * and exits: never the start-up capabilities beside a running agent. */
+	if (privdrop_pid1_or_kill(cfg.pid1_keep_caps, agent) < 0)
+		return EXIT_INIT_PRIVDROP;
 	memtrim_after_startup();
 	return loop_run(&loop);
 }
