@@ -24,7 +24,7 @@ RUN --mount=type=secret,id=hostca,required=false \
     apt-get install -y -q --no-install-recommends \
         build-essential meson ninja-build pkg-config \
         libnftnl-dev libmnl-dev libc-ares-dev libseccomp-dev libcap-ng-dev \
-        libjson-c-dev libcurl4-openssl-dev libssl-dev; \
+        libjson-c-dev libcurl4-openssl-dev libssl-dev libpsl-dev; \
     rm -f /etc/apt/apt.conf.d/99hostca; rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . /src
@@ -92,7 +92,7 @@ FROM debian:bookworm-slim
 # The libraries of everything meson installs (the builder prints the list;
 # the last step below checks it): a fixed list keeps this layer cached
 # across C changes.
-ARG RUNTIME_LIBS="libc-ares2 libcap-ng0 libjson-c5 libmnl0 libnftnl11 libseccomp2"
+ARG RUNTIME_LIBS="libc-ares2 libcap-ng0 libjson-c5 libmnl0 libnftnl11 libpsl5 libseccomp2"
 RUN --mount=type=secret,id=hostca,required=false \
     set -eu; \
     if [ -s /run/secrets/hostca ]; then \
