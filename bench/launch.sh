@@ -67,8 +67,7 @@ h=$(median <"$t/h")
 ratio=$(awk -v l="$l" -v p="$p" 'BEGIN { printf "%.2f", l / p }')
 echo "code-sandbox -- true: ${l} ms median of $runs; $eng run --rm --entrypoint true: ${p} ms; ratio ${ratio}x (target <= 1.25x)"
 echo "breakdown: the launcher's engine flags with entrypoint true: ${h} ms (engine cost of the hardening $((h - p)) ms; launcher + sandbox-init $((l - h)) ms)"
-# Clean up the bench project's home volume (named after its project id).
-vol=$(cd "$t/proj" && HOME=$t/home XDG_CONFIG_HOME=$t/cfg XDG_STATE_HOME=$t/state CONTAINER_ENGINE=$eng \
-	CODE_SANDBOX_DNS=198.51.100.53 "$SOURCE_DIR/bin/code-sandbox" --dry-run | sed -n 's|^--volume=\(code-sandbox-home-[^:]*\):/home/devuser$|\1|p')
-[ -z "$vol" ] || "$eng" volume rm "$vol" >/dev/null 2>&1 || true
+# The bench project's home volume.
+(cd "$t/proj" && HOME=$t/home XDG_CONFIG_HOME=$t/cfg XDG_STATE_HOME=$t/state CONTAINER_ENGINE=$eng \
+	"$SOURCE_DIR/bin/code-sandbox" clean >/dev/null 2>&1) || true
 [ "$quick" = 1 ] || awk -v r="$ratio" 'BEGIN { exit !(r <= 1.25) }'

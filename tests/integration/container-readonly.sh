@@ -23,13 +23,15 @@ chmod 0755 "$T"
 mkdir -p "$T/proj" "$T/home" "$T/cfg" "$T/state"
 chmod 0755 "$T/proj"
 chown 4711:4711 "$T/proj"
-cs() {
+launcher() {
 	(cd "$T/proj" && env HOME="$T/home" XDG_CONFIG_HOME="$T/cfg" XDG_STATE_HOME="$T/state" CONTAINER_ENGINE=podman \
 		CODE_SANDBOX_IMAGE="$img" CODE_SANDBOX_NETWORK=none CODE_SANDBOX_DNS=198.51.100.53 \
-		CODE_SANDBOX_NAME="cs-pack-ro-$$" "$SOURCE_DIR/bin/code-sandbox" --no-daemon "$@" </dev/null)
+		CODE_SANDBOX_NAME="cs-pack-ro-$$" "$SOURCE_DIR/bin/code-sandbox" "$@" </dev/null)
 }
+cs() { launcher --no-daemon "$@"; }
 cleanup() {
-	cs clean >/dev/null 2>&1
+	# the project's home volume (and any container left)
+	launcher clean >/dev/null 2>&1
 	rm -rf "$T"
 }
 trap cleanup EXIT
