@@ -156,6 +156,32 @@ st=0
 check "after accepting: nothing to report ($st)" "$st" -eq 0
 check "  and silent" "$(cat "$T/err4")" = ""
 
+# At the agent's exit (--revert): changed files get their start copy back,
+# added ones are moved away, symlinks too; nothing outside is touched.
+newrepo "$W"
+S=$T/state/p5
+mkdir -p "$W/.github/workflows" "$T/outside/workflows"
+echo 'on: push' >"$W/.github/workflows/ci.yml"
+echo keep >"$T/outside/workflows/x.yml"
+"$PV" snapshot "$W" "$S" 2>/dev/null
+echo 'on: [push, pull_request]' >"$W/.github/workflows/ci.yml"
+echo '{"mcpServers": {"x": {"command": "x"}}}' >"$W/.mcp.json"
+ln -s /etc "$W/.envrc"
+st=0
+"$PV" check "$W" "$S" --revert 2>"$T/err" || st=$?
+check "revert: findings still exit 1 ($st)" "$st" -eq 1
+check "revert: a changed file has its start content" "$(cat "$W/.github/workflows/ci.yml")" = 'on: push'
+ok "revert: an added file is moved away" test ! -e "$W/.mcp.json"
+ok "revert: an added symlink is moved away" test ! -L "$W/.envrc"
+ok "revert: the agent's versions are kept" test -L "$(find "$S/quarantine" -path '*/files/.envrc')"
+ok "revert: restore-files.sh takes them back" sh -c "cd / && sh $(find "$S/quarantine" -name restore-files.sh) && test -f '$W/.mcp.json'"
+ok "revert: nothing pending afterwards" test ! -e "$S/pending"
+rm -rf "$W/.github" && ln -s "$T/outside" "$W/.github"
+"$PV" check "$W" "$S" --revert 2>"$T/err" || true
+ok "revert: a symlinked .github is the entry (never what it points at)" grep -q "^  added (symlink to '$T/outside') .github" "$T/err"
+ok "  the outside files untouched" test "$(cat "$T/outside/workflows/x.yml")" = keep
+ok "  the link moved away" test ! -L "$W/.github"
+
 # Included files inside the workspace are snapshotted and quarantined too.
 newrepo "$W"
 echo '[diff]' >"$W/shared.gitconfig"
@@ -270,10 +296,13 @@ st=0
 cs FAKE_AGENT='echo x >.envrc' -- -- true 2>"$T/err" || st=$?
 check "launcher: a pivot file exits 109 ($st)" "$st" -eq 109
 ok "  naming it" grep -q 'added    .envrc' "$T/err"
+ok "  reverted: the agent's .envrc is gone from the workspace" test ! -e "$P/.envrc"
+ok "  kept in the quarantine" grep -qx x "$(find "$T/st" -path '*/quarantine/*/files/.envrc' | head -n 1)"
+ok "  with the command that takes it back" grep -q "reverted; the agent's version: cp -pP -- '.*/files/.envrc' '$P/.envrc'" "$T/err"
 st=0
 cs -- review 2>"$T/err" || st=$?
-check "code-sandbox review: still listed, exit 1 ($st)" "$st" -eq 1
-ok "  with the diff" grep -q '^+x$' "$T/err"
+check "code-sandbox review after the revert: nothing to review ($st)" "$st" -eq 0
+ok "  says so" grep -q 'nothing to review' "$T/err"
 st=0
 cs FAKE_EXIT=3 FAKE_AGENT='echo y >.envrc' -- -- true 2>"$T/err" || st=$?
 check "launcher: the agent's failure status wins ($st)" "$st" -eq 3
