@@ -30,7 +30,7 @@ exec_keys=(
 	"remote.origin.uploadpack|x" "remote.up.stream.receivepack|x" "remote.origin.proxy|http://x" "remote.o.vcs|x"
 	"http.proxy|http://x" "http.https://example.test.proxy|x" "http.sslVerify|false"
 	"http.sslCAInfo|/x" "http.https://e.test/.sslCAInfo|/x" "http.curloptResolve|e.test:443:1.2.3.4"
-	"submodule.lib.update|!sh x" "protocol.ext.allow|always" "extensions.worktreeConfig|true"
+	"submodule.lib.update|!sh x" "protocol.ext.allow|always"
 	"pager.log|x" "sequence.editor|x" "interactive.diffFilter|x" "difftool.t.cmd|x" "mergetool.t.path|x"
 	"sendemail.smtpServer|/x" "uploadpack.packObjectsHook|x" "core.alternateRefsCommand|x"
 )
@@ -44,6 +44,7 @@ ordinary_keys=(
 	"core.logallrefupdates|true" "alias.st|status" "alias.lg|log --oneline !x" "submodule.lib.update|rebase"
 	"submodule.lib.url|../lib" "diff.renames|true" "merge.ff|false" "http.postBuffer|1048576"
 	"pull.rebase|true" "init.defaultBranch|main" "gc.auto|0" "diff.mydriver.binary|true"
+	"extensions.worktreeConfig|true" "core.sparseCheckout|true"
 )
 for kv in "${ordinary_keys[@]}"; do
 	check "ordinary: ${kv%%|*}" "$("$PV" classify "${kv%%|*}" "${kv#*|}")" = ordinary
@@ -182,6 +183,29 @@ ok "revert: a symlinked .github is the entry (never what it points at)" grep -q 
 ok "  the outside files untouched" test "$(cat "$T/outside/workflows/x.yml")" = keep
 ok "  the link moved away" test ! -L "$W/.github"
 
+# What `git submodule` and the agent's remotes leave: core.worktree inside
+# the workspace is ordinary, outside it is quarantined; a changed remote URL
+# is kept but said.
+newrepo "$W"
+mkdir -p "$W/.git/modules/lib" "$W/lib"
+echo 'ref: refs/heads/main' >"$W/.git/modules/lib/HEAD"
+git config --file "$W/.git/config" remote.origin.url /srv/old.git
+S=$T/state/p6
+"$PV" snapshot "$W" "$S" 2>/dev/null
+git config --file "$W/.git/modules/lib/config" core.worktree ../../../lib
+git config --file "$W/.git/modules/lib/config" remote.origin.url /srv/lib.git
+git config --file "$W/.git/config" remote.origin.url /srv/elsewhere.git
+st=0
+"$PV" check "$W" "$S" 2>"$T/err" || st=$?
+check "submodule config: core.worktree inside the workspace is ordinary ($st)" "$st" -eq 0
+check "  kept" "$(git config --file "$W/.git/modules/lib/config" core.worktree)" = ../../../lib
+ok "a changed remote URL is kept but said" grep -q "kept, but note: remote.origin.url changed from '/srv/old.git' to '/srv/elsewhere.git'" "$T/err"
+git config --file "$W/.git/modules/lib/config" core.worktree /home
+st=0
+"$PV" check "$W" "$S" 2>"$T/err" || st=$?
+check "submodule config: core.worktree outside the workspace is quarantined ($st)" "$st" -eq 1
+check "  removed" "$(git config --file "$W/.git/modules/lib/config" core.worktree)" = ""
+
 # Included files inside the workspace are snapshotted and quarantined too.
 newrepo "$W"
 echo '[diff]' >"$W/shared.gitconfig"
@@ -314,4 +338,24 @@ st=0
 cs -- -- true 2>"$T/err" || st=$?
 check "launcher: after accepting, a clean run exits 0 ($st)" "$st" -eq 0
 ok "the state lives under XDG_STATE_HOME" test -d "$T/st/code-sandbox/projects"
+# A TERM sent to the launcher reaches the engine; its status comes back.
+cat >"$T/bin/podman" <<'FAKE'
+#!/bin/sh
+case $1 in
+run) trap 'echo term >"$FAKE_LOG"; exit 143' TERM; echo started >"$FAKE_LOG"; n=0
+	while [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done; exit 0 ;;
+*) exit 0 ;;
+esac
+FAKE
+# exec all the way down: $! is the launcher (then code-sandbox-pivots run).
+(cd "$P" && exec env -i PATH="$T/bin:/usr/bin:/bin" HOME="$T/home" XDG_CONFIG_HOME="$T/cfg" \
+	XDG_STATE_HOME="$T/st" HOST_UID=4242 HOST_GID=4343 CODE_SANDBOX_DNS=198.51.100.53 \
+	CONTAINER_ENGINE=podman FAKE_LOG="$T/fake.log" "$CS" -- -- true) 2>/dev/null &
+lp=$!
+wait_until 10 grep -q started "$T/fake.log" 2>/dev/null
+kill -TERM "$lp"
+st=0
+wait "$lp" || st=$?
+check "launcher: TERM is passed to the engine, whose 143 is the launcher's ($st)" "$st" -eq 143
+ok "  the engine got it" grep -q term "$T/fake.log"
 tap_done
