@@ -42,20 +42,18 @@ RUN set -eu; \
     install -d -m 0755 /out/etc/code-sandbox/profiles; \
     install -m 0444 settings-profiles/*.json /out/etc/code-sandbox/profiles/; \
     # The Debian packages holding the shared libraries the installed
-    # binaries need: the runtime stage installs exactly these.
+    # binaries need (the runtime stage must list them in RUNTIME_LIBS; its
+    # last step fails on any library that is missing).
     find /out -type f | while read -r f; do \
         if [ "$(head -c 4 "$f" | od -An -c | tr -d ' \n')" = '177ELF' ]; then ldd "$f"; fi; \
     done | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | sort -u | while read -r lib; do \
         dpkg -S "$lib" 2>/dev/null || dpkg -S "$(readlink -f "$lib")"; \
-    done | cut -d: -f1 | sort -u > /runtime-packages; \
-    cat /runtime-packages
+    done | cut -d: -f1 | sort -u | tr '\n' ' '; echo
 
 # ---------------------------------------------------------------------------
 # agents: npm installs the pinned Claude Code and opencode; both ship
 # standalone binaries, so the runtime stage needs no node.
 FROM ${DEBIAN_IMAGE} AS agents
-ARG CLAUDE_CODE_VERSION=2.1.332
-ARG OPENCODE_VERSION=1.18.33
 RUN --mount=type=secret,id=hostca,required=false \
     set -eu; \
     if [ -s /run/secrets/hostca ]; then \
@@ -63,6 +61,9 @@ RUN --mount=type=secret,id=hostca,required=false \
     apt-get update --error-on=any -q; \
     apt-get install -y -q --no-install-recommends nodejs npm ca-certificates; \
     rm -f /etc/apt/apt.conf.d/99hostca; rm -rf /var/lib/apt/lists/*
+# After the node layer, so that another version reuses it.
+ARG CLAUDE_CODE_VERSION=2.1.332
+ARG OPENCODE_VERSION=1.18.33
 RUN --mount=type=secret,id=hostca,required=false --mount=type=secret,id=npmrc,required=false \
     set -eu; \
     if [ -s /run/secrets/hostca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/hostca; fi; \
@@ -90,14 +91,17 @@ RUN --mount=type=secret,id=hostca,required=false --mount=type=secret,id=npmrc,re
 # ---------------------------------------------------------------------------
 # runtime
 FROM ${DEBIAN_IMAGE}
-COPY --from=builder /runtime-packages /usr/share/code-sandbox/runtime-packages
+# The libraries of everything meson installs (the builder prints the list;
+# the last step below checks it): a fixed list keeps this layer cached
+# across C changes.
+ARG RUNTIME_LIBS="libc-ares2 libcap-ng0 libjson-c5 libmnl0 libnftnl11 libseccomp2"
 RUN --mount=type=secret,id=hostca,required=false \
     set -eu; \
     if [ -s /run/secrets/hostca ]; then \
         printf 'Acquire::https::CaInfo "/run/secrets/hostca";\n' > /etc/apt/apt.conf.d/99hostca; fi; \
     apt-get update --error-on=any -q; \
     apt-get install -y -q --no-install-recommends \
-        $(cat /usr/share/code-sandbox/runtime-packages) ca-certificates bash git ripgrep; \
+        $RUNTIME_LIBS ca-certificates bash git ripgrep; \
     rm -f /etc/apt/apt.conf.d/99hostca; rm -rf /var/lib/apt/lists/*
 
 # The agent's account: UID/GID 1000 here, remapped at every start by
@@ -159,7 +163,10 @@ RUN set -eu; \
     ln -sfn /run/sandbox-init/group /etc/group; \
     ln -sfn /run/sandbox-init/claude-code /etc/claude-code; \
     rm -f /etc/passwd- /etc/group- /etc/shadow- /etc/gshadow-; \
-    if [ -n "$(find / -xdev -perm /6000 -type f)" ]; then echo "setuid/setgid files left" >&2; exit 1; fi
+    if [ -n "$(find / -xdev -perm /6000 -type f)" ]; then echo "setuid/setgid files left" >&2; exit 1; fi; \
+    missing=$(for f in /usr/sbin/sandbox-init /usr/libexec/code-sandbox/*/* /usr/bin/sandbox-* /usr/bin/git-remote-*; do \
+        [ -f "$f" ] && [ ! -L "$f" ] && ldd "$f" 2>/dev/null | grep 'not found'; done || true); \
+    if [ -n "$missing" ]; then echo "add to RUNTIME_LIBS: $missing" >&2; exit 1; fi
 
 WORKDIR /workspace
 ENTRYPOINT ["/usr/sbin/sandbox-init", "--"]

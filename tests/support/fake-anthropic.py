@@ -20,7 +20,8 @@ of blocks, {"text": "..."} or {"tool": "Bash", "input": {...}}. The turn to
 answer is the number of assistant messages already in the request (so a
 retried request gets the same answer and the server keeps no state). A turn
 with a tool block ends with stop_reason "tool_use"; after the last turn the
-answer is "final" with stop_reason "end_turn". Requests that offer no tools
+answer is "final" with stop_reason "end_turn". SCRIPT is read again for every request, so a
+test may replace it (rename a new file over it) between sessions. Requests that offer no tools
 (Claude Code's own side queries: titles, summaries) get a short text.
 
 LOG gets one JSON line per request: method, path, the headers that matter
@@ -57,14 +58,19 @@ def text_of(content):
 
 
 def tool_results(messages):
-    if not messages or messages[-1].get("role") != "user":
-        return []
-    content = messages[-1].get("content")
-    if not isinstance(content, list):
-        return []
-    return [{"tool_use_id": c.get("tool_use_id"), "is_error": bool(c.get("is_error")),
-             "content": text_of(c.get("content", ""))}
-            for c in content if isinstance(c, dict) and c.get("type") == "tool_result"]
+    """Every tool_result block of the user messages after the last
+    assistant message (Claude Code may send more than one user message)."""
+    out = []
+    for m in reversed(messages):
+        if not isinstance(m, dict) or m.get("role") == "assistant":
+            break
+        content = m.get("content")
+        if not isinstance(content, list):
+            continue
+        out[:0] = [{"tool_use_id": c.get("tool_use_id"), "is_error": bool(c.get("is_error")),
+                    "content": text_of(c.get("content", ""))}
+                   for c in content if isinstance(c, dict) and c.get("type") == "tool_result"]
+    return out
 
 
 def blocks_for(script, turn):
@@ -140,7 +146,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         turn = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
         main = bool(tools)
         if main:
-            blocks = blocks_for(self.server.script, turn)
+            with open(self.server.script_path, encoding="utf-8") as fh:
+                blocks = blocks_for(json.load(fh), turn)
         else:
             blocks = [{"type": "text", "text": "Scripted session"}]
         stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
@@ -200,9 +207,9 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, addr, family, ctx, script, log_path):
+    def __init__(self, addr, family, ctx, script_path, log_path):
         self.address_family = family
-        self.script = script
+        self.script_path = script_path
         self.log_path = log_path
         self.ctx = ctx
         super().__init__(addr, Handler)
@@ -227,14 +234,14 @@ def main():
     ap.add_argument("--ready")
     a = ap.parse_args()
     with open(a.script, encoding="utf-8") as fh:
-        script = json.load(fh)
+        json.load(fh)  # fail at start on a broken script
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(a.cert, a.key)
     ctx.set_alpn_protocols(["http/1.1"])
     servers = []
     for addr in a.listen:
         fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
-        servers.append(Server((addr, a.port), fam, ctx, script, a.log))
+        servers.append(Server((addr, a.port), fam, ctx, a.script, a.log))
     for s in servers[1:]:
         threading.Thread(target=s.serve_forever, daemon=True).start()
     if a.ready:
