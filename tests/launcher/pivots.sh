@@ -283,6 +283,9 @@ ok "repository with a worktree inside: hooks read-only" grep -qxF -- "--volume=$
 mkdir -p "$W/.git/modules/lib/hooks" && echo 'ref: refs/heads/main' >"$W/.git/modules/lib/HEAD"
 m=$("$PV" mounts "$W")
 ok "submodule hooks read-only" grep -qxF -- "--volume=$W/.git/modules/lib/hooks:/workspace/.git/modules/lib/hooks:ro" <<<"$m"
+rm -rf "$W/.git/hooks" && mkdir -p "$W/githooks" && ln -s ../githooks "$W/.git/hooks"
+m=$("$PV" mounts "$W")
+ok "a symlinked hooks directory: its target inside the workspace read-only" grep -qxF -- "--volume=$W/githooks:/workspace/githooks:ro" <<<"$m"
 m=$("$PV" mounts "$T/home")
 check "no repository: no mounts" "$m" = ""
 
