@@ -341,6 +341,16 @@ st=0
 cs -- -- true 2>"$T/err" || st=$?
 check "launcher: after accepting, a clean run exits 0 ($st)" "$st" -eq 0
 ok "the state lives under XDG_STATE_HOME" test -d "$T/st/code-sandbox/projects"
+# A run that ended without its check is checked at the next start.
+pst=$(find "$T/st" -type d -name pivots -path '*/projects/*' | head -n 1)
+echo 999999999 >"$pst/running"
+echo 'echo late' >"$P/.envrc"
+st=0
+cs -- -- true 2>"$T/err" || st=$?
+ok "the next run checks what a killed run left" grep -q 'ended without its exit check' "$T/err"
+ok "  and reverts it" test ! -e "$P/.envrc"
+check "  the clean run itself exits 0 ($st)" "$st" -eq 0
+ok "  the marker is gone after a checked run" test ! -e "$pst/running"
 # A TERM sent to the launcher reaches the engine; its status comes back.
 cat >"$T/bin/podman" <<'FAKE'
 #!/bin/sh
