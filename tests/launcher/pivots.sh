@@ -206,6 +206,30 @@ st=0
 check "submodule config: core.worktree outside the workspace is quarantined ($st)" "$st" -eq 1
 check "  removed" "$(git config --file "$W/.git/modules/lib/config" core.worktree)" = ""
 
+# A repository nested in the workspace: the one there at start has its
+# hooks read-only; a hook or an executing key in one the agent adds is
+# reverted or quarantined; a fresh clone's sample hooks are no finding.
+newrepo "$W"
+newrepo "$W/vendor/old"
+m=$("$PV" mounts "$W")
+ok "nested repository at start: pinned" grep -qxF -- "--volume=$W/vendor/old/.git:/workspace/vendor/old/.git" <<<"$m"
+ok "  its hooks read-only" grep -qxF -- "--volume=$W/vendor/old/.git/hooks:/workspace/vendor/old/.git/hooks:ro" <<<"$m"
+S=$T/state/p7
+"$PV" snapshot "$W" "$S" 2>/dev/null
+git clone -q "$W/vendor/old" "$W/vendor/new"
+st=0
+"$PV" check "$W" "$S" --revert 2>"$T/err" || st=$?
+check "a fresh nested clone (sample hooks, its own config) is no finding ($st)" "$st" -eq 0
+[ "$st" -eq 0 ] || diag "$(cat "$T/err")"
+printf '#!/bin/sh\ntouch /tmp/x\n' >"$W/vendor/new/.git/hooks/post-checkout"
+git config --file "$W/vendor/new/.git/config" core.fsmonitor x
+st=0
+"$PV" check "$W" "$S" --revert 2>"$T/err" || st=$?
+check "a hook and a key in a nested repository are found ($st)" "$st" -eq 1
+ok "  the hook moved away" test ! -e "$W/vendor/new/.git/hooks/post-checkout"
+ok "  named as a hook" grep -q 'added    vendor/new/.git/hooks/post-checkout -- host git runs hooks' "$T/err"
+check "  the key quarantined" "$(git config --file "$W/vendor/new/.git/config" --get core.fsmonitor)" = ""
+
 # Included files inside the workspace are snapshotted and quarantined too.
 newrepo "$W"
 echo '[diff]' >"$W/shared.gitconfig"
