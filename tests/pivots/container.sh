@@ -124,6 +124,7 @@ host_actions() { # host_actions WS
 # --- the attack run -------------------------------------------------------------
 newws ws
 W=$T/ws
+rm -rf "$W/.git/hooks" # the launcher creates it (empty) and mounts it read-only
 st=0
 launch "$W" "$T/a.out" "$T/a.err" -- sh /mnt/agent/agent-attack.sh "$M" "$T/ws-remote.git" || st=$?
 R() { sed -n "s/^$1=//p" "$T/a.out" | head -n 1; }
@@ -134,6 +135,7 @@ check "inside: .git/hooks is read-only" "$(R hook_write)" = refused
 check "inside: .git cannot be moved aside (a mount point)" "$(R git_moved)" = refused
 check "inside: .git/hooks cannot be removed" "$(R hooks_removed)" = refused
 ok "host: no pre-commit hook appeared" test ! -e "$W/.git/hooks/pre-commit"
+check "host: the hooks directory the launcher made is the user's" "$(stat -c %u "$W/.git/hooks")" = $U
 ok "control: the host user can write .git/hooks (the mount refused it, not the file mode)" \
 	as_user sh -c "touch '$W/.git/hooks/.probe' && rm '$W/.git/hooks/.probe'"
 cfg() { as_user git config --file "$W/.git/config" --no-includes --get-all "$1"; }
