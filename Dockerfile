@@ -2,7 +2,7 @@
 # agents, a read-only root (SECURITY.md, "Writable paths").
 #
 #   code-sandbox build                      (the launcher: podman or docker)
-#   podman build --pull=never --network=host -t code-sandbox:latest .
+#   podman build --pull=never --network=host -t localhost/code-sandbox:latest .
 #
 # Optional build secrets, absent from every layer and ignored when not given:
 #   --secret id=hostca,src=/etc/ssl/certs/ca-certificates.crt   a TLS-intercepting proxy's CA
@@ -10,14 +10,12 @@
 # No registry? `code-sandbox build --offline-base` creates debian:bookworm-slim
 # from Debian's packages first.
 
-ARG DEBIAN_IMAGE=debian:bookworm-slim
-
 # ---------------------------------------------------------------------------
 # builder: the C code, built and installed by meson into /out. Everything
 # meson installs (sandbox-init, sandbox-exec and its tool links, the
 # allowlist and bundles, and whatever later install rules add) is copied
 # into the runtime stage as one tree.
-FROM ${DEBIAN_IMAGE} AS builder
+FROM debian:bookworm-slim AS builder
 RUN --mount=type=secret,id=hostca,required=false \
     set -eu; \
     if [ -s /run/secrets/hostca ]; then \
@@ -53,7 +51,7 @@ RUN set -eu; \
 # ---------------------------------------------------------------------------
 # agents: npm installs the pinned Claude Code and opencode; both ship
 # standalone binaries, so the runtime stage needs no node.
-FROM ${DEBIAN_IMAGE} AS agents
+FROM debian:bookworm-slim AS agents
 RUN --mount=type=secret,id=hostca,required=false \
     set -eu; \
     if [ -s /run/secrets/hostca ]; then \
@@ -90,7 +88,7 @@ RUN --mount=type=secret,id=hostca,required=false --mount=type=secret,id=npmrc,re
 
 # ---------------------------------------------------------------------------
 # runtime
-FROM ${DEBIAN_IMAGE}
+FROM debian:bookworm-slim
 # The libraries of everything meson installs (the builder prints the list;
 # the last step below checks it): a fixed list keeps this layer cached
 # across C changes.

@@ -22,6 +22,8 @@ if [ "$quick" = 1 ] && ! "$eng" image inspect "$img" >/dev/null 2>&1; then
 	echo "SKIP: --quick needs the image $img (bin/code-sandbox build)"
 	exit 77
 fi
+# podman's default rlimits may exceed this machine's (README.md, Troubleshooting).
+[ "$(id -u)" != 0 ] || [ "${CONTAINER_ENGINE:-podman}" != podman ] || "$SOURCE_DIR/tools/podman-setup.sh" >&2
 cs=$SOURCE_DIR/bin/code-sandbox
 secs() { # secs CMD...: prints the seconds CMD took (its output to a log)
 	local a b

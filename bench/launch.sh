@@ -22,6 +22,8 @@ if ! command -v "$eng" >/dev/null 2>&1 || ! "$eng" image inspect "$img" >/dev/nu
 	echo "SKIP: no $eng or no image $img (build it: bin/code-sandbox build)"
 	exit 77
 fi
+# podman's default rlimits may exceed this machine's (README.md, Troubleshooting).
+[ "$(id -u)" != 0 ] || [ "${CONTAINER_ENGINE:-podman}" != podman ] || "$SOURCE_DIR/tools/podman-setup.sh" >&2
 t=$(mktemp -d /tmp/cs-bench-launch.XXXXXX)
 trap 'rm -rf "$t"' EXIT
 mkdir -p "$t/proj" "$t/home" "$t/cfg" "$t/state"

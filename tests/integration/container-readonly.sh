@@ -16,6 +16,8 @@ if ! command -v podman >/dev/null 2>&1 || ! podman image inspect "$img" >/dev/nu
 	echo "1..0 # SKIP no podman or no image $img (bin/code-sandbox build)"
 	exit 77
 fi
+# podman's default rlimits may exceed this machine's (README.md, Troubleshooting).
+[ "$(id -u)" != 0 ] || [ "${CONTAINER_ENGINE:-podman}" != podman ] || "$SOURCE_DIR/tools/podman-setup.sh" >&2
 T=$(mktemp -d /tmp/cs-container-ro.XXXXXX)
 chmod 0755 "$T"
 mkdir -p "$T/proj" "$T/home" "$T/cfg" "$T/state"
