@@ -375,6 +375,15 @@ ok "the next run checks what a killed run left" grep -q 'ended without its exit 
 ok "  and reverts it" test ! -e "$P/.envrc"
 check "  the clean run itself exits 0 ($st)" "$st" -eq 0
 ok "  the marker is gone after a checked run" test ! -e "$pst/running"
+# A second run while the first is active shares the first's snapshot.
+echo $$ >"$pst/running"
+cp "$pst/pivots/manifest" "$T/manifest.before"
+echo 'echo first' >"$P/.envrc"
+st=0
+cs -- -- true 2>"$T/err" || st=$?
+ok "a second run shares the active run's snapshot" grep -q 'sharing its start snapshot' "$T/err"
+ok "  and still finds what the first agent wrote" test ! -e "$P/.envrc"
+rm -f "$pst/running"
 # A TERM sent to the launcher reaches the engine; its status comes back.
 cat >"$T/bin/podman" <<'FAKE'
 #!/bin/sh
