@@ -34,7 +34,7 @@ RUN set -eu; \
     meson compile -C /build; \
     DESTDIR=/out meson install -C /build --no-rebuild --strip --quiet; \
     # The host-side launcher and daemon are of no use inside the container.
-    rm -f /out/usr/bin/code-sandbox /out/usr/bin/sandbox-execd; \
+    rm -f /out/usr/bin/code-sandbox /out/usr/bin/sandbox-execd /out/usr/libexec/code-sandbox/code-sandbox-pivots; \
     # Settings profiles: chosen at start by CODE_SANDBOX_PROFILE (default strict).
     ls settings-profiles/*.json >/dev/null 2>&1 || { echo "settings-profiles/*.json missing" >&2; exit 1; }; \
     install -d -m 0755 /out/etc/code-sandbox/profiles; \
@@ -128,6 +128,8 @@ RUN --mount=type=secret,id=hostca,required=false \
 
 COPY --from=agents /agents/ /usr/local/bin/
 COPY --from=builder /out/ /
+# The container's git runs no hooks from the workspace (SECURITY.md, "Host pivots").
+COPY image/gitconfig /etc/gitconfig
 
 # Claude Code cannot update itself on a read-only root, and sends nothing
 # beyond the API calls unless the user opts in (code-sandbox
