@@ -37,7 +37,7 @@ RUN set -eu; \
     DESTDIR=/out meson install -C /build --no-rebuild --strip --quiet; \
     # The host-side launcher is of no use inside the container. The daemon
     # stays, off PATH, for the Kubernetes sidecar (deploy/kubernetes/).
-    rm -f /out/usr/bin/code-sandbox; \
+    rm -f /out/usr/bin/code-sandbox /out/usr/bin/code-sandbox-kube; \
     install -d -m 0755 /out/usr/libexec/code-sandbox; \
     mv /out/usr/bin/sandbox-execd /out/usr/libexec/code-sandbox/sandbox-execd; \
     install -m 0755 deploy/kubernetes/execd-sidecar /out/usr/libexec/code-sandbox/execd-sidecar; \
