@@ -75,6 +75,11 @@ if [ -x ./test-sandbox.sh ]; then
 	./test-sandbox.sh | tee "$sandbox_tap" || status=1
 fi
 
+# The Kubernetes Pod under podman kube play (a counted SKIP without root or podman).
+kube_tap=$out/kube-play.tap
+step "tests/kube/kube-play.sh: the Pod of code-sandbox kube under podman kube play"
+tests/kube/kube-play.sh | tee "$kube_tap" || status=1
+
 step "summary"
-python3 tests/support/count-results.py "${logs[@]}" --tap "$fuzz_tap" "$sandbox_tap" || status=1
+python3 tests/support/count-results.py "${logs[@]}" --tap "$fuzz_tap" "$sandbox_tap" "$kube_tap" || status=1
 exit $status
