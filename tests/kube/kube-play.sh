@@ -81,6 +81,21 @@ cs_launch "$CS_T/launch.out" "$CS_T/launch.err" -- --no-daemon -- sh -c 'date +%
 l1=$(head -1 "$CS_T/launch.out" | tr -dc 0-9)
 launcher_ms=$(((${l1:-$l0} - l0) / 1000000))
 
+# --- sandbox-init validates the exemption before changing anything -------
+refusal() { # refusal UID: sandbox-init's exit status with that sidecar UID (no network)
+	local caps=() c st=0
+	for c in NET_ADMIN NET_BIND_SERVICE SETUID SETGID SETPCAP CHOWN DAC_OVERRIDE KILL; do caps+=(--cap-add="$c"); done
+	podman run --rm --network none --cap-drop ALL "${caps[@]}" \
+		--security-opt no-new-privileges -e HOST_UID="$CS_HOST_UID" -e HOST_GID="$CS_HOST_GID" \
+		-e CODE_SANDBOX_DNS=198.51.100.53 -e CODE_SANDBOX_SIDECAR_UID="$1" \
+		-e CODE_SANDBOX_SIDECAR_ALLOW="$SIMNET_HOST_B4" "$CS_IMAGE" true >/dev/null 2>"$CS_T/refusal.err" || st=$?
+	echo "$st"
+}
+for u in 0 "$CS_HOST_UID" 1000 65534 x1; do
+	check "sandbox-init refuses CODE_SANDBOX_SIDECAR_UID=$u (exit 112, config)" "$(refusal "$u")" -eq 112
+done
+check "sandbox-init accepts CODE_SANDBOX_SIDECAR_UID=$SIDECAR_UID" "$(refusal "$SIDECAR_UID")" -eq 0
+
 # --- the manifests ---------------------------------------------------------
 mkdir -p "$CS_WS/.cs-probe" "$CS_T/credentials"
 cp "$CS_T/bin/fw-probe" "$CS_T/bin/probe" "$SRC/tests/support/sandbox-probe.sh" \
