@@ -56,6 +56,7 @@ cleanup() {
 	podman volume rm -f "$NAME-config" "$NAME-workspace" >/dev/null 2>&1 || true
 	podman secret rm "$NAME-credentials" >/dev/null 2>&1 || true
 	ip netns delete "$PODNS" 2>/dev/null || true
+	ip netns delete "cs-kube-$$-pod" 2>/dev/null || true
 	cs_cleanup
 	simnet_down
 	exit "$st"
@@ -289,6 +290,67 @@ case " $left " in *" $NAME-config "*) diag "podman 4.3 kube down kept the Config
 podman volume rm -f "$NAME-config" >/dev/null 2>&1 || true
 check "nothing of the pod is left after that ($(left_engine | tr '\n' ' '))" -z "$(left_engine)"
 check "the pod's infra process is gone" "$(kill -0 "$ipid" 2>/dev/null && echo alive || echo gone)" = gone
+PLAYED=0
+
+# --- the Job's pod: the workspace cloned by the init container, the Job's
+# status is the agent's. podman 4.3 plays no Job and no native sidecar: the
+# adapter runs the Job's pod template as a Pod (the sidecar a container).
+git init -q --bare "$CS_T/git/project.git"
+git -C "$CS_T/git/project.git" symbolic-ref HEAD refs/heads/main
+git init -q -b main "$CS_T/git/seed"
+printf 'hello from the simulated internet\n' >"$CS_T/git/seed/README"
+git -C "$CS_T/git/seed" add README
+git -C "$CS_T/git/seed" -c user.name=t -c user.email=t@example.test commit -q -m seed
+git -C "$CS_T/git/seed" push -q "$CS_T/git/project.git" main
+simnet_spawn "$SIMNET_SIM" "$CS_T/git-daemon.log" git daemon --export-all --base-path="$CS_T/git" \
+	--listen="$SIMNET_HOST_A4" --port=9418 --reuseaddr
+simnet_poll 10 simnet_listening -Hltn "$SIMNET_HOST_A4" 9418 || diag "git daemon did not listen"
+JOB=$NAME-job
+JWS=$CS_T/job-ws
+mkdir -p "$JWS" && chmod 0777 "$JWS" # an emptyDir's mode
+# shellcheck disable=SC2016 # the agent's shell expands it
+"$SRC/bin/code-sandbox-kube" job --name "$JOB" --image "$CS_IMAGE" --repo "git://$SIMNET_HOST_A4/project.git" \
+	--cluster-dns "$SIMNET_SIM_V4" --dns-search "" --host-uid "$CS_HOST_UID" --host-gid "$CS_HOST_GID" \
+	--sidecar-uid "$SIDECAR_UID" --credentials-secret "$NAME-credentials" \
+	-- bash -c 'echo "CLONED=$(cat /workspace/README)"; echo "OWNER=$(stat -c %u:%g /workspace/README)"; exit 7' \
+	>"$CS_T/job.yaml"
+ok "code-sandbox kube job prints a Job that passes the manifest check" python3 "$SRC/tests/kube/manifests-check.py" "$CS_T/job.yaml"
+rm -rf "$CS_T"/emptydir-* "$CS_T"/*-resolv.conf
+python3 "$SRC/tests/kube/podman-adapt.py" "$CS_T/job.yaml" "$CS_T/play-job.yaml" "$CS_T" "$JWS" \
+	"$CS_T/credentials" 2>"$CS_T/adapt-job.log"
+diag "$(head -1 "$CS_T/adapt-job.log")"
+YAML=$CS_T/play-job.yaml
+NAME=$JOB
+st=0
+podman kube play --network none --start=false "$YAML" >"$CS_T/play-job.out" 2>&1 || st=$?
+PLAYED=1
+check "podman kube play creates the Job's pod (init container clone, agent, sidecar)" "$st" -eq 0
+if [ "$st" -eq 0 ]; then
+	infra=$(podman pod inspect -f '{{.InfraContainerID}}' "$JOB")
+	podman start "$infra" >/dev/null
+	ipid=$(podman inspect -f '{{.State.Pid}}' "$infra")
+	PODNS1=$PODNS
+	PODNS=$JOB-pod
+	ip netns attach "$PODNS" "$ipid"
+	ip -n "$PODNS1" link set veth0 netns "$PODNS"
+	ip netns delete "$PODNS1"
+	ip -n "$PODNS" addr add "$SIMNET_SBX_V4/24" dev veth0
+	ip -n "$PODNS" link set veth0 up
+	ip -n "$PODNS" route add 198.51.100.0/24 via "$SIMNET_SIM_V4"
+	podman pod start "$JOB" >/dev/null 2>"$CS_T/job-start.err" || diag "$(tail -3 "$CS_T/job-start.err")"
+	jst=$(timeout 180 podman wait "$JOB-agent" 2>/dev/null || echo none)
+	podman logs "$JOB-agent" 2>/dev/null | tr -d '\r' >"$CS_T/job-agent.out" || true
+	check "the clone init container filled the workspace from the simnet's git server" \
+		"$(sed -n 's/^CLONED=//p' "$CS_T/job-agent.out")" = "hello from the simulated internet"
+	check "the cloned files belong to HOST_UID:HOST_GID" "$(sed -n 's/^OWNER=//p' "$CS_T/job-agent.out")" = "$CS_HOST_UID:$CS_HOST_GID"
+	check "the agent container's exit status is the agent's (7), what the Job reports" "$jst" = 7
+	check "the sidecar started beside the agent" -n "$(podman logs "$JOB-execd" 2>&1 | grep 'listening on' || true)"
+	st=0
+	podman kube down "$YAML" >/dev/null 2>&1 || st=$?
+	check "podman kube down of the Job's pod succeeds" "$st" -eq 0
+	podman volume rm -f "$JOB-config" >/dev/null 2>&1 || true
+	check "nothing of the Job's pod is left ($(left_engine | tr '\n' ' '))" -z "$(left_engine)"
+fi
 PLAYED=0
 
 echo "1..$TAP_N"

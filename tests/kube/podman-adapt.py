@@ -32,9 +32,27 @@ def log(msg):
 
 def main():
     src, dst, workdir, workspace, creds = sys.argv[1:6]
-    docs = list(yaml.safe_load_all(open(src)))
-    cm = next(d for d in docs if d and d["kind"] == "ConfigMap")
-    pod = next(d for d in docs if d and d["kind"] == "Pod")
+    docs = [d for d in yaml.safe_load_all(open(src)) if d]
+    cm = next(d for d in docs if d["kind"] == "ConfigMap")
+    job = next((d for d in docs if d["kind"] == "Job"), None)
+    if job:
+        # podman 4.3 plays no Job and no native sidecar: the Job's pod
+        # template becomes a Pod, its restartPolicy: Always init container
+        # (the sidecar) a regular container; the clone stays an init container.
+        tmpl = job["spec"]["template"]
+        spec = tmpl["spec"]
+        native = [c for c in spec.get("initContainers", []) if c.get("restartPolicy") == "Always"]
+        spec["initContainers"] = [c for c in spec.get("initContainers", []) if c not in native]
+        if not spec["initContainers"]:
+            del spec["initContainers"]
+        for c in native:
+            del c["restartPolicy"]
+        spec["containers"] = spec["containers"] + native
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": job["metadata"], "spec": spec}
+        docs[docs.index(job)] = pod
+        log("Job -> its pod template as a Pod; native sidecar(s) %s -> containers"
+            % ", ".join(c["name"] for c in native))
+    pod = next(d for d in docs if d["kind"] == "Pod")
     spec = pod["spec"]
     vols = {v["name"]: v for v in spec["volumes"]}
 
@@ -44,7 +62,7 @@ def main():
     vols["agent-resolv"].clear()
     vols["agent-resolv"].update(
         {"name": "agent-resolv", "hostPath": {"path": agent_resolv, "type": "File"}})
-    for c in spec["containers"]:
+    for c in spec["containers"] + spec.get("initContainers", []):
         for m in c.get("volumeMounts", []):
             if m["name"] == "agent-resolv":
                 m.pop("subPath", None)
