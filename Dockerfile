@@ -58,8 +58,6 @@ RUN set -eu; \
 # agents: npm installs the pinned Claude Code and opencode; both ship
 # standalone binaries, so the runtime stage needs no node.
 FROM ${DEBIAN_IMAGE} AS agents
-ARG CLAUDE_CODE_VERSION=2.1.332
-ARG OPENCODE_VERSION=1.18.33
 RUN --mount=type=secret,id=hostca,required=false \
     set -eu; \
     if [ -s /run/secrets/hostca ]; then \
@@ -67,6 +65,9 @@ RUN --mount=type=secret,id=hostca,required=false \
     apt-get update --error-on=any -q; \
     apt-get install -y -q --no-install-recommends nodejs npm ca-certificates; \
     rm -f /etc/apt/apt.conf.d/99hostca; rm -rf /var/lib/apt/lists/*
+# After the node layer, so that another version reuses it.
+ARG CLAUDE_CODE_VERSION=2.1.332
+ARG OPENCODE_VERSION=1.18.33
 RUN --mount=type=secret,id=hostca,required=false --mount=type=secret,id=npmrc,required=false \
     set -eu; \
     if [ -s /run/secrets/hostca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/hostca; fi; \

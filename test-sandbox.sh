@@ -7,6 +7,9 @@
 # (tests/support/simnet.sh: nothing leaves the machine), and checks from
 # inside, as the agent (tests/support/sandbox-probe.sh), and from outside.
 # Every block has its control: the blocked host answers without the firewall.
+# The real agent's side (claude -p against a scripted fake API; managed
+# settings outranking a hostile .claude/settings.local.json, settings.json
+# and .mcp.json) is tests/e2e-agent.sh; tests/run-all.sh runs both.
 #
 # Output: TAP lines "ok N - ..." then "N passed, M failed". Needs root (the
 # network namespaces) and a container engine; otherwise one counted SKIP.
@@ -45,6 +48,7 @@ UDPPORT=5353
 cs_setup
 cs_image
 simnet_up "cs-packtest-$$"
+cs_net_up
 printf '{"turns": [], "final": "probe"}\n' >"$CS_T/api-script.json"
 fakeapi_up "$CS_T/api-script.json"
 simnet_dns_set blocked.example.test "$SIMNET_HOST_B4" "$SIMNET_HOST_B6"
@@ -90,6 +94,8 @@ if [ "$st" -ne 0 ]; then diag "$(tail -20 "$CS_T/probe.err")"; fi
 P() { sed -n "s/^$1=//p" "$CS_T/probe.out" | head -1; }
 check "every sandbox-init step succeeds (no 'sandbox-init: STEP: REASON' line)" \
 	-z "$(grep -E '^sandbox-init: [a-z-]+: ' "$CS_T/probe.err" | grep -v -E ': (info|debug):' || true)"
+fwline=$(grep -o 'Firewall: table inet code_sandbox installed and verified.*' "$CS_T/probe.err" || true)
+check "sandbox-init installed and verified the firewall (${fwline:-no such line})" -n "$fwline"
 check "PID 1 is sandbox-init" "$(P pid1_comm)" = sandbox-init
 check "the agent is PID 1's child" "$(P self_ppid)" = 1
 check "the agent's UID is HOST_UID ($CS_HOST_UID)" "$(P uid)" = "$CS_HOST_UID"
@@ -183,7 +189,7 @@ st=0
 cs_launch "$CS_T/orphans.out" "$CS_T/orphans.err" -- -- /workspace/.cs-probe/probe orphans 5 || st=$?
 orph=$(tr '\n' ' ' <"$CS_T/orphans.out")
 check "orphans of the agent are reparented to PID 1 and reaped ($orph)" \
-	-n "$(grep -x -E 'orphans_reparented=5|orphans_left=0|zombies_after=0' "$CS_T/orphans.out" | wc -l | grep -x 3 || true)"
+	"$(grep -c -x -E 'orphans_reparented=5|orphans_left=0|zombies_after=0' "$CS_T/orphans.out" || true)" = 3
 
 # --- a second start: settings restored, profile chosen at launch ----------
 st=0

@@ -57,7 +57,7 @@ check "an engine not on PATH is an error ($st)" "$st" -ne 0
 : >"$T/calls"
 out=$(cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_IMAGE=localhost/code-sandbox:test \
 	CODE_SANDBOX_NETWORK=ns:/run/netns/cs-x CODE_SANDBOX_NAME=cs-test-run ANTHROPIC_API_KEY=sk-secret-value \
-	CODE_SANDBOX_EXTRA_CA="$SOURCE_DIR/README.md" EXTRA_ALLOWED_DOMAINS=example.org \
+	CODE_SANDBOX_EXTRA_CA="$SOURCE_DIR/README.md" EXTRA_ALLOWED_DOMAINS=example.org CODE_SANDBOX_LOG=debug \
 	-- --dry-run --profile permissive --allow example.net -- claude -p 'say hi')
 has() { grep -qxF -- "$1" <<<"$out"; }
 count() { grep -c -- "$1" <<<"$out"; }
@@ -90,6 +90,7 @@ ok "  and given as NODE_EXTRA_CA_CERTS" has --env=NODE_EXTRA_CA_CERTS=/etc/code-
 ok "ANTHROPIC_API_KEY passed by name" has --env=ANTHROPIC_API_KEY
 check "  its value never on the command line" "$(count sk-secret-value)" -eq 0
 ok "--profile" has --env=CODE_SANDBOX_PROFILE=permissive
+ok "CODE_SANDBOX_LOG for sandbox-init" has --env=CODE_SANDBOX_LOG=debug
 ok "EXTRA_ALLOWED_DOMAINS plus --allow" has --env=EXTRA_ALLOWED_DOMAINS=example.org,example.net
 ok "git identity fallback" has "--env=GIT_AUTHOR_NAME=Claude Code (sandbox)"
 ok "git identity fallback e-mail" has --env=GIT_COMMITTER_EMAIL=claude-sandbox@localhost
@@ -98,6 +99,21 @@ out=$(cs "$T/proj" CONTAINER_ENGINE=podman -- --dry-run)
 check "no command: the image's (claude)" "$(tail -n 1 <<<"$out")" = localhost/code-sandbox:latest
 out=$(cs "$T/proj" CONTAINER_ENGINE=docker CODE_SANDBOX_DNS= CODE_SANDBOX_NETWORK=mynet -- --dry-run -- true)
 ok "Docker user-defined network: the embedded resolver upstream" has --env=CODE_SANDBOX_DNS=127.0.0.11
+
+# The daemon: only when configured; then only its socket and token, read-only.
+out=$(cs "$T/proj" CONTAINER_ENGINE=podman -- --dry-run -- true)
+ok "no daemon configured: the container's own tools first on PATH" has --env=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+check "  and nothing of the daemon mounted" "$(count /run/code-sandbox/)" -eq 0
+mkdir -p "$T/cfg/code-sandbox"
+printf 'socket = %s/run/execd.sock\n' "$T" >"$T/cfg/code-sandbox/execd.conf"
+out=$(cs "$T/proj" CONTAINER_ENGINE=podman -- --dry-run -- true)
+ok "daemon configured: its socket, read-only" has "--volume=$T/run/execd.sock:/run/code-sandbox/execd.sock:ro"
+ok "  its token, read-only" has "--volume=$T/run/token:/run/code-sandbox/token:ro"
+check "  nothing else of the socket directory" "$(grep -c -- "^--volume=$T/run" <<<"$out")" -eq 2
+check "  the wrappers stay on the image's PATH" "$(count '^--env=PATH=')" -eq 0
+out=$(cs "$T/proj" CONTAINER_ENGINE=podman -- --dry-run --no-daemon -- true)
+check "--no-daemon: no daemon mounts" "$(count /run/code-sandbox/)" -eq 0
+rm -f "$T/cfg/code-sandbox/execd.conf"
 
 # Per-project settings live under the config directory, never in the workspace.
 pid=$(basename "$(grep '^--label=' <<<"$out" | sed 's/.*=//')")
@@ -150,6 +166,11 @@ for want in 0 3 42 143; do
 	check "exit status $want passes through ($st)" "$st" -eq "$want"
 done
 ok "the real run called the engine's run" grep -q '^podman run --rm' "$T/calls"
+st=0
+cs "$T/proj" CONTAINER_ENGINE=podman -- -- claude -p "line one
+line two" >/dev/null 2>&1 || st=$?
+check "a command argument spanning lines is passed ($st)" "$st" -eq 0
+ok "  intact, as one argument" grep -qx 'line two' "$T/calls"
 
 # Subcommands.
 out=$(cs "$T/proj" CONTAINER_ENGINE=podman -- --help)
@@ -165,6 +186,20 @@ cs "$T/proj" CONTAINER_ENGINE=podman FAKE_PS=cs-a -- clean >/dev/null
 ok "clean removes this project's containers" grep -q '^podman rm -f cs-a$' "$T/calls"
 ok "clean removes this project's home volume" grep -q "^podman volume rm code-sandbox-home-$pid$" "$T/calls"
 check "clean removes no image" "$(grep -c ' rmi\| image rm' "$T/calls")" -eq 0
+# doctor: what is wrong and the command that fixes it.
+cat >"$T/bin/podman-noimage" <<FAKE
+#!/bin/sh
+case \$1 in image) exit 1 ;; --version) echo "podman version 0" ;; *) exit 0 ;; esac
+FAKE
+chmod +x "$T/bin/podman-noimage"
+st=0
+out=$(cs "$T/proj" CONTAINER_ENGINE=podman-noimage -- doctor) || st=$?
+check "doctor: a missing image fails ($st)" "$st" -ne 0
+ok "  and names the fix" grep -q 'fix: code-sandbox build' <<<"$out"
+st=0
+out=$(cs "$T/proj" CONTAINER_ENGINE=podman -- doctor) || st=$?
+check "doctor: all good with a working engine and image ($st)" "$st" -eq 0
+ok "  it ran the hardened start" grep -q '^podman run --rm .*--read-only' "$T/calls"
 st=0
 cs "$T/proj" CONTAINER_ENGINE=podman -- bogus >/dev/null 2>&1 || st=$?
 check "an unknown subcommand is a usage error ($st)" "$st" -eq 2

@@ -177,6 +177,14 @@ SWITCHES = {
     ("enableAllProjectMcpServers",): False,
     ("enabledMcpjsonServers",): [],
     ("permissions", "disableBypassPermissionsMode"): "disable",
+    # No managed-only switch exists for the settings that name a command to
+    # run; an empty managed value outranks a workspace's (checked with the
+    # real claude in tests/e2e-agent.sh).
+    ("apiKeyHelper",): "",
+    ("awsAuthRefresh",): "",
+    ("awsCredentialExport",): "",
+    ("gcpAuthRefresh",): "",
+    ("otelHeadersHelper",): "",
 }
 # strictPluginOnlyCustomization must lock at least these surfaces.
 LOCKED_SURFACES = {"hooks", "mcp"}

@@ -57,14 +57,19 @@ def text_of(content):
 
 
 def tool_results(messages):
-    if not messages or messages[-1].get("role") != "user":
-        return []
-    content = messages[-1].get("content")
-    if not isinstance(content, list):
-        return []
-    return [{"tool_use_id": c.get("tool_use_id"), "is_error": bool(c.get("is_error")),
-             "content": text_of(c.get("content", ""))}
-            for c in content if isinstance(c, dict) and c.get("type") == "tool_result"]
+    """Every tool_result block of the user messages after the last
+    assistant message (Claude Code may send more than one user message)."""
+    out = []
+    for m in reversed(messages):
+        if not isinstance(m, dict) or m.get("role") == "assistant":
+            break
+        content = m.get("content")
+        if not isinstance(content, list):
+            continue
+        out[:0] = [{"tool_use_id": c.get("tool_use_id"), "is_error": bool(c.get("is_error")),
+                    "content": text_of(c.get("content", ""))}
+                   for c in content if isinstance(c, dict) and c.get("type") == "tool_result"]
+    return out
 
 
 def blocks_for(script, turn):
