@@ -1023,8 +1023,10 @@ static int check_sidecar(const struct nftbatch_sidecar *sc)
 		return 0;
 	if (sc->uid == 0 || sc->uid == UINT32_MAX)
 		return -EINVAL;
-	if (sc->n_dests > NFTBATCH_MAX_SIDECAR_DESTS || (sc->n_dests > 0 && !sc->dests))
+	if (sc->n_dests > NFTBATCH_MAX_SIDECAR_DESTS)
 		return -E2BIG;
+	if (sc->n_dests > 0 && !sc->dests)
+		return -EINVAL;
 	for (size_t i = 0; i < sc->n_dests; i++) {
 		int r = elem_valid(&sc->dests[i]);
 		if (r < 0)
