@@ -33,8 +33,13 @@ RUN set -eu; \
     meson setup /build --prefix=/usr -Dintegration=false; \
     meson compile -C /build; \
     DESTDIR=/out meson install -C /build --no-rebuild --strip --quiet; \
-    # The host-side launcher and daemon are of no use inside the container.
-    rm -f /out/usr/bin/code-sandbox /out/usr/bin/sandbox-execd /out/usr/libexec/code-sandbox/code-sandbox-pivots; \
+    # The host-side launcher and its helpers are of no use inside the
+    # container. The daemon stays, off PATH, for the Kubernetes sidecar
+    # (deploy/kubernetes/).
+    rm -f /out/usr/bin/code-sandbox /out/usr/bin/code-sandbox-kube /out/usr/libexec/code-sandbox/code-sandbox-pivots; \
+    install -d -m 0755 /out/usr/libexec/code-sandbox; \
+    mv /out/usr/bin/sandbox-execd /out/usr/libexec/code-sandbox/sandbox-execd; \
+    install -m 0755 deploy/kubernetes/execd-sidecar /out/usr/libexec/code-sandbox/execd-sidecar; \
     # Settings profiles: chosen at start by CODE_SANDBOX_PROFILE (default strict).
     ls settings-profiles/*.json >/dev/null 2>&1 || { echo "settings-profiles/*.json missing" >&2; exit 1; }; \
     install -d -m 0755 /out/etc/code-sandbox/profiles; \

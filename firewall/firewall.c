@@ -449,6 +449,7 @@ int firewall_install(const struct firewall_config *c, struct firewall **ret,
 			.n_upstreams = c->n_servers,
 			.elems = all,
 			.n_elems = n_all,
+			.sidecar = c->sidecar,
 		};
 
 		for (size_t i = 0; i < c->n_servers; i++) {
@@ -609,7 +610,8 @@ int firewall_print_check(const struct firewall_config *c, FILE *f)
 					       .upstreams = ups,
 					       .n_upstreams = c->n_servers,
 					       .elems = c->literals,
-					       .n_elems = c->n_literals };
+					       .n_elems = c->n_literals,
+					       .sidecar = c->sidecar };
 		r = nftbatch_build_ruleset(&b, &cfg, buf, size, 1);
 	}
 	if (r < 0)

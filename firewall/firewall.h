@@ -20,6 +20,7 @@
 #include "fwconst.h"
 #include "nftbatch.h"
 #include "resolve.h"
+#include "sidecar.h"
 
 #define FIREWALL_RESOLV_CONF "/etc/resolv.conf"
 /* The launcher's DNS upstream for the gate (addresses, comma or blank
@@ -44,6 +45,10 @@ struct firewall_config {
 	struct nftbatch_ports ports;
 	struct nftbatch_elem *literals; /* normalised literal address entries, no timeout */
 	size_t n_literals;
+	/* the sidecar exemption (lib/sidecar.h), set by init/sidecarstep.c;
+	 * sidecar points into sidecar_cfg or is NULL */
+	struct sidecar_config sidecar_cfg;
+	const struct nftbatch_sidecar *sidecar;
 };
 
 struct firewall_stats {

@@ -96,6 +96,9 @@ else
 fi
 container_test e2e-agent tests/e2e-agent.sh
 
+# The Kubernetes Pod and Job of code-sandbox kube under podman kube play.
+container_test kube-play tests/kube/kube-play.sh
+
 step "summary"
 python3 tests/support/count-results.py "${logs[@]}" --tap "$fuzz_tap" "${container_taps[@]}" || status=1
 exit $status
