@@ -5,7 +5,10 @@
 # takes the space. Targets: image under 600 MB with git (the two agents'
 # standalone binaries dominate; see the breakdown), cold build about 3 min.
 #   bench/image-build.sh [--quick]   (podman; builds CODE_SANDBOX_IMAGE,
-#                                     default localhost/code-sandbox:bench)
+#                                     default localhost/code-sandbox:bench,
+#                                     in quick mode the launcher's own
+#                                     localhost/code-sandbox:latest, which
+#                                     tests/run-all.sh has just built)
 # --quick: no cold build (the minutes of downloads CI already spent once):
 # a warm build of an image that exists, and the size. Skips (77) without
 # podman or, in quick mode, without the image.
@@ -15,7 +18,11 @@ SOURCE_DIR=${SOURCE_DIR:-$(dirname "$here")}
 quick=0
 [ "${1:-}" != --quick ] || quick=1
 eng=${CONTAINER_ENGINE:-podman}
-img=${CODE_SANDBOX_IMAGE:-localhost/code-sandbox:bench}
+if [ "$quick" = 1 ]; then
+	img=${CODE_SANDBOX_IMAGE:-localhost/code-sandbox:latest}
+else
+	img=${CODE_SANDBOX_IMAGE:-localhost/code-sandbox:bench}
+fi
 export CONTAINER_ENGINE=$eng CODE_SANDBOX_IMAGE=$img
 command -v "$eng" >/dev/null 2>&1 || { echo "SKIP: no $eng"; exit 77; }
 if [ "$quick" = 1 ] && ! "$eng" image inspect "$img" >/dev/null 2>&1; then
