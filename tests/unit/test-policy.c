@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "authz_git.h"
 #include "policy.h"
 #include "macros.h"
 #include "tap.h"
@@ -539,5 +540,85 @@ TEST(evaluate_refuses_empty_request)
 	ASSERT_NOT_NULL(p);
 	EXPECT_ERR(policy_evaluate(p, &req, &v), EINVAL);
 	EXPECT_EQ(v.verdict, AUTHZ_DENY);
+	policy_free(p);
+}
+
+/* git relay requests, as execd/gitrelay.c builds them, against the shipped
+ * example: ls-remote/fetch from the forges, pushes to acme branches only,
+ * never forced, deleting, non-fast-forward or to the default branch. */
+static enum authz_verdict decide_git(const struct policy *p, const char *op, const char *url,
+				     const struct authz_git_update *ups, size_t n,
+				     struct policy_verdict *v)
+{
+	const char *argv[] = { "git", op, NULL };
+	struct authz_git g = { .op = op, .url = url, .updates = ups, .n_updates = n };
+	struct authz_request req = { .request_id = "t", .tool = "git", .argv = argv, .argc = 2,
+				     .destination = url, .git = &g };
+
+	if (policy_evaluate(p, &req, v) < 0)
+		return AUTHZ_VERDICT_MAX;
+	return v->verdict;
+}
+
+TEST(example_policy_git_relay)
+{
+	struct policy *p = load_example();
+	struct policy_verdict v;
+	const struct authz_git_update ok = { .src = "a", .dst = "refs/heads/feature", .ff = true };
+	const struct authz_git_update force = { .src = "a", .dst = "refs/heads/feature", .force = true,
+						.ff = false };
+	const struct authz_git_update nonff = { .src = "a", .dst = "refs/heads/feature", .ff = false };
+	const struct authz_git_update del = { .src = "", .dst = "refs/heads/feature",
+					      .delete_ref = true, .ff = false };
+	const struct authz_git_update dflt = { .src = "a", .dst = "refs/heads/main", .ff = true,
+					       .is_default = true };
+	const struct authz_git_update tag = { .src = "a", .dst = "refs/tags/v1", .ff = true };
+	const struct authz_git_update two[] = { ok, dflt };
+	const char *W = "https://github.com/acme/widget.git";
+
+	ASSERT_NOT_NULL(p);
+	EXPECT_EQ(decide_git(p, "ls-remote", "https://github.com/any/thing", NULL, 0, &v), AUTHZ_ALLOW);
+	EXPECT_EQ(decide_git(p, "fetch", "git@gitlab.com:x/y.git", NULL, 0, &v), AUTHZ_ALLOW);
+	EXPECT_EQ(decide_git(p, "fetch", "https://evil.example/x/y", NULL, 0, &v), AUTHZ_DENY);
+	EXPECT_EQ(decide_git(p, "fetch", "https://github.com/a/b/c", NULL, 0, &v), AUTHZ_DENY);
+	EXPECT_EQ(decide_git(p, "push", W, &ok, 1, &v), AUTHZ_ALLOW);
+	EXPECT_TRUE(strstr(v.reason, "acme") != NULL);
+	EXPECT_EQ(decide_git(p, "push", "ssh://git@github.com/acme/tools", &ok, 1, &v), AUTHZ_ALLOW);
+	EXPECT_EQ(decide_git(p, "push", "https://github.com/acme/other", &ok, 1, &v), AUTHZ_DENY);
+	EXPECT_TRUE(strstr(v.reason, "default deny") != NULL);
+	EXPECT_EQ(decide_git(p, "push", W, &force, 1, &v), AUTHZ_DENY);
+	EXPECT_TRUE(strstr(v.reason, "force") != NULL);
+	EXPECT_EQ(decide_git(p, "push", W, &nonff, 1, &v), AUTHZ_DENY);
+	EXPECT_TRUE(strstr(v.reason, "fast-forward") != NULL);
+	EXPECT_EQ(decide_git(p, "push", W, &del, 1, &v), AUTHZ_DENY);
+	EXPECT_TRUE(strstr(v.reason, "deleting") != NULL);
+	EXPECT_EQ(decide_git(p, "push", W, &dflt, 1, &v), AUTHZ_DENY);
+	EXPECT_TRUE(strstr(v.reason, "default branch") != NULL);
+	EXPECT_EQ(decide_git(p, "push", W, &tag, 1, &v), AUTHZ_DENY);
+	/* every update must be allowed; the denial names its ref */
+	EXPECT_EQ(decide_git(p, "push", W, two, 2, &v), AUTHZ_DENY);
+	EXPECT_TRUE(strstr(v.reason, "refs/heads/main: ") == v.reason);
+	EXPECT_EQ(decide_git(p, "push", W, two, 1, &v), AUTHZ_ALLOW);
+	/* a push with no update (list for-push is ls-remote) matches no ref= rule */
+	EXPECT_EQ(decide_git(p, "push", W, NULL, 0, &v), AUTHZ_DENY);
+	policy_free(p);
+}
+
+TEST(git_update_conditions_parse)
+{
+	static const char *const bad[] = {
+		"allow kubectl get ref=refs/heads/*\n", "allow git push force=maybe\n",
+		"allow git push ff=yes,no\n",          "allow git push ref=main\n",
+		"allow git push default=\n",
+	};
+	struct policy *p = NULL;
+	struct policy_error e;
+
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		EXPECT_ERR(policy_parse(bad[i], strlen(bad[i]), &p, &e), EINVAL);
+		EXPECT_TRUE(p == NULL);
+	}
+	p = parse_ok("allow git push ref=refs/heads/* force=no delete=no ff=yes default=no\n");
+	ASSERT_NOT_NULL(p);
 	policy_free(p);
 }
