@@ -471,7 +471,7 @@ struct push_item {
 };
 
 /* Which remote tips we have locally: they bound the thin bundle. */
-static size_t present_tips(char (*out)[WIRE_GIT_OID_MAX + 1])
+static size_t present_tips(char (*out)[WIRE_GIT_OID_MAX + 2])
 {
 	static char buf[(WIRE_GIT_OID_MAX + 2) * WIRE_GIT_MAX_HAVES], res[RS_MAX_OUT];
 	const char *const argv[] = { "git", "cat-file", "--batch-check=%(objectname)", NULL };
@@ -499,7 +499,7 @@ static size_t present_tips(char (*out)[WIRE_GIT_OID_MAX + 1])
 	(void)waitpid(pid, NULL, 0);
 	for (char *l = strtok(res, "\n"); l && n < WIRE_GIT_MAX_HAVES; l = strtok(NULL, "\n"))
 		if (wire_git_oid_valid(l, strlen(l)))
-			(void)snprintf(out[n++], WIRE_GIT_OID_MAX + 1, "%s", l);
+			(void)snprintf(out[n++], WIRE_GIT_OID_MAX + 2, "%s", l);
 	return n;
 }
 
@@ -507,7 +507,7 @@ static void cmd_push(const struct gitrelay_cmd *first)
 {
 	static struct push_item items[WIRE_GIT_MAX_UPDATES];
 	static struct wire_git_update ups[WIRE_GIT_MAX_UPDATES];
-	static char tips[WIRE_GIT_MAX_HAVES][WIRE_GIT_OID_MAX + 1];
+	static char tips[WIRE_GIT_MAX_HAVES][WIRE_GIT_OID_MAX + 2];
 	static char out[RS_MAX_OUT];
 	struct wire_git_request req = { .op = WIRE_GIT_PUSH, .updates = ups };
 	char line[RS_MAX_LINE], why[WIRE_MAX_MESSAGE];
@@ -586,9 +586,13 @@ static void cmd_push(const struct gitrelay_cmd *first)
 				(void)snprintf(refs[i], 64, RS_TMP_REFS "%zu", i);
 				argv[a++] = refs[i];
 			}
-		argv[a++] = "--not";
-		for (size_t i = 0; i < n_tips; i++)
+		/* ^TIP, not --not: bundle create takes no options after its
+		 * revisions. */
+		for (size_t i = 0; i < n_tips; i++) {
+			memmove(tips[i] + 1, tips[i], strlen(tips[i]) + 1);
+			tips[i][0] = '^';
 			argv[a++] = tips[i];
+		}
 		argv[a] = NULL;
 		r = run_git(argv, -1, out, sizeof(out), &len);
 		if (r != 0)
@@ -600,10 +604,10 @@ static void cmd_push(const struct gitrelay_cmd *first)
 				die(1, "cannot create a temporary file: %s", strerror(errno));
 			close(bfd);
 			/* same revisions, as "bundle create FILE REVS... --not TIPS" */
+			memmove(argv + 4, argv + a_revs, (a - a_revs + 1) * sizeof(char *));
 			argv[1] = "bundle";
 			argv[2] = "create";
 			argv[3] = bundle;
-			memmove(argv + 4, argv + a_revs, (a - a_revs + 1) * sizeof(char *));
 			r = run_git(argv, -1, out, sizeof(out), NULL);
 			if (r != 0)
 				die(1, "cannot build the bundle to push (git bundle create: %d)", r);
