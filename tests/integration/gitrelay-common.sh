@@ -98,10 +98,12 @@ agent() {
 		SANDBOX_EXECD_TOKEN="$T/run/token" "$@"
 }
 
-# The same user without the relay: git talking to the remote directly.
+# The same agent without the relay: git talking to the remote directly
+# (SANDBOX_EXECD_SOCKET still set, so marks made here count as the agent's).
 agent_direct() {
-	"${GR_RUN_AS[@]}" env -i PATH=/usr/bin:/bin HOME="$T/agent/home" LC_ALL=C \
-		GIT_CONFIG_NOSYSTEM=1 GIT_SSL_CAINFO="$T/ca.pem" GIT_TERMINAL_PROMPT=0 "$@"
+	"${GR_RUN_AS[@]}" env -i PATH="$T/bin:/usr/bin:/bin" HOME="$T/agent/home" LC_ALL=C \
+		GIT_CONFIG_NOSYSTEM=1 GIT_SSL_CAINFO="$T/ca.pem" GIT_TERMINAL_PROMPT=0 \
+		SANDBOX_EXECD_SOCKET="$T/run/execd.sock" "$@"
 }
 
 srv_git() { git -c safe.directory='*' "$@"; }

@@ -20,7 +20,6 @@ fi
 # shellcheck source=tests/integration/gitrelay-common.sh
 . "$SOURCE_DIR/tests/integration/gitrelay-common.sh"
 gr_setup
-DENIED=120
 
 srv_repo r
 srv_repo other
