@@ -50,6 +50,8 @@
 #define RELAY_MAX_ARGS (16 + WIRE_GIT_MAX_UPDATES + WIRE_GIT_MAX_WANTS + WIRE_GIT_MAX_HAVES)
 #define RELAY_CACHE_NAME 32 /* hex digits of SHA-256(canonical URL) */
 #define RELAY_IO_CHUNK 65536
+#define RELAY_MAX_ROOT (PATH_MAX - 512)              /* cache directory path */
+#define RELAY_MAX_CACHE_PATH (RELAY_MAX_ROOT + 64)   /* ROOT/NAME.git */
 
 struct relay_cfg {
 	char *key, *value;
@@ -102,8 +104,8 @@ struct op {
 	struct wire_git_request req;
 	struct gitrelay_url url;
 	int in_fd, out_fd, err_fd, null_fd;
-	char cache[PATH_MAX];
-	char git_dir_env[PATH_MAX + 16];
+	char cache[RELAY_MAX_CACHE_PATH];
+	char git_dir_env[RELAY_MAX_CACHE_PATH + 16];
 	int cache_fd, lock_fd;
 	struct timespec t0, t_exec;
 	unsigned timeout_ms;
@@ -687,50 +689,180 @@ static void op_fail(struct op *o, int r, const char *what)
 
 /* ---- operations ---- */
 
+/* The remote's refs as the last ls-remote saw them (list for-push), kept
+ * in the cache directory: the push decides old/ff/default from them. */
+#define RELAY_REMOTE_REFS "relay-remote-refs"
+#define RELAY_HEAD_MARK "relay-head-known"
+
+static int save_file(struct op *o, const char *name, const char *text, size_t len)
+{
+	char tmp[PATH_MAX], path[PATH_MAX];
+	_cleanup_close_ int fd = -1;
+	int k = snprintf(tmp, sizeof(tmp), "%s/%s.tmp", o->cache, name);
+
+	if (k < 0 || (size_t)k >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	(void)snprintf(path, sizeof(path), "%s/%s", o->cache, name);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	for (size_t off = 0; off < len;) {
+		ssize_t w = write(fd, text + off, len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		off += (size_t)w;
+	}
+	return rename(tmp, path) < 0 ? -errno : 0;
+}
+
+static int load_remote_refs(struct op *o, struct gitrelay_reflist *ret)
+{
+	char path[PATH_MAX];
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0, cap = 65536;
+	int k = snprintf(path, sizeof(path), "%s/" RELAY_REMOTE_REFS, o->cache);
+
+	if (k < 0 || (size_t)k >= sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? cache_refs(o, ret) : -errno;
+	text = malloc(cap);
+	if (!text)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			char *nt;
+
+			if (cap >= RELAY_MAX_LIST)
+				return -EMSGSIZE;
+			nt = realloc(text, cap * 2);
+			if (!nt)
+				return -ENOMEM;
+			text = nt;
+			cap *= 2;
+		}
+		n = read(fd, text + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	return gitrelay_parse_reflist(text, len, ret);
+}
+
+/* Sets the cache's HEAD to the remote's default branch. */
+static void set_head(struct op *o, const char *target)
+{
+	const char *const args[] = { "symbolic-ref", "HEAD", target, NULL };
+
+	(void)run_git(o, args, -1, -1, -1, NULL);
+}
+
+/* The remote's default branch as last seen (the cache's HEAD), when the
+ * cache has that branch. */
+static char *cache_head(struct op *o, const struct gitrelay_reflist *refs)
+{
+	static const char *const args[] = { "symbolic-ref", "-q", "HEAD", NULL };
+	struct buf b = { .max = WIRE_GIT_MAX_REF + 2 };
+	char *ret = NULL;
+
+	if (run_git(o, args, -1, -1, -1, &b) == 0 && b.p) {
+		b.p[strcspn(b.p, "\n")] = '\0';
+		if (gitrelay_reflist_find(refs, b.p))
+			ret = strdup(b.p);
+	}
+	free(b.p);
+	return ret;
+}
+
+/* list (for a fetch): one round trip, `git fetch --prune` into the cache,
+ * then the listing from the cache (the remote's state as of now); the
+ * remote's default branch is asked for once per cache (ls-remote
+ * --symref URL HEAD) and kept as the cache's HEAD.
+ * list for-push: `ls-remote --symref URL`, kept for the push (old values,
+ * the default branch); the cache is only fetched into while it is empty
+ * (a thin bundle needs the remote's tips; a push fetches what it misses). */
 static void do_list(struct op *o)
 {
-	const char *const args[] = { "ls-remote", "--symref", "--", o->url.canonical, NULL };
-	struct gitrelay_reflist remote = { 0 }, mine = { 0 };
-	struct buf b = { .max = RELAY_MAX_LIST };
+	struct gitrelay_reflist remote = { 0 };
 	_cleanup_free_ char *out = NULL;
 	size_t out_len = 0, cap;
-	bool same;
 	int r;
 
-	r = run_git(o, args, -1, -1, o->err_fd, &b);
-	if (r != 0) {
-		free(b.p);
-		op_fail(o, r, "ls-remote");
-		return;
-	}
-	r = gitrelay_parse_reflist(b.p ? b.p : "", b.len, &remote);
-	free(b.p);
-	if (r < 0) {
-		op_fail(o, r, "reading the remote's refs");
-		return;
-	}
-	/* Bring the cache up to the remote's state when it differs: fetch,
-	 * ff checks and thin bundles all work from it. */
-	r = cache_refs(o, &mine);
-	same = r >= 0 && mine.n == remote.n;
-	for (size_t i = 0; same && i < remote.n; i++) {
-		const struct gitrelay_ref *m = gitrelay_reflist_find(&mine, remote.refs[i].name);
+	if (o->req.op == WIRE_GIT_LIST) {
+		char mark[PATH_MAX];
 
-		same = m && strcmp(m->oid, remote.refs[i].oid) == 0;
-	}
-	gitrelay_reflist_done(&mine);
-	if (!same && remote.n > 0) {
 		r = cache_sync(o);
+		if (r < 0) {
+			op_fail(o, r, "fetching into the cache");
+			return;
+		}
+		(void)snprintf(mark, sizeof(mark), "%s/" RELAY_HEAD_MARK, o->cache);
+		if (access(mark, F_OK) < 0) {
+			const char *const args[] = { "ls-remote", "--symref", "--", o->url.canonical,
+						     "HEAD", NULL };
+			struct buf b = { .max = RELAY_MAX_SMALL };
+
+			r = run_git(o, args, -1, -1, o->err_fd, &b);
+			if (r == 0 && gitrelay_parse_reflist(b.p ? b.p : "", b.len, &remote) >= 0) {
+				if (remote.head_symref)
+					set_head(o, remote.head_symref);
+				(void)save_file(o, RELAY_HEAD_MARK, "", 0);
+			}
+			free(b.p);
+			gitrelay_reflist_done(&remote);
+		}
+		r = cache_refs(o, &remote);
+		if (r >= 0) {
+			remote.head_symref = cache_head(o, &remote);
+			if (remote.head_symref) {
+				const struct gitrelay_ref *h =
+					gitrelay_reflist_find(&remote, remote.head_symref);
+
+				memcpy(remote.head_oid, h->oid, sizeof(h->oid));
+			}
+		}
+		if (r < 0) {
+			op_fail(o, r, "reading the cache");
+			return;
+		}
+	} else {
+		const char *const args[] = { "ls-remote", "--symref", "--", o->url.canonical, NULL };
+		struct buf b = { .max = RELAY_MAX_LIST };
+		struct gitrelay_reflist mine = { 0 };
+
+		r = run_git(o, args, -1, -1, o->err_fd, &b);
+		if (r == 0)
+			r = gitrelay_parse_reflist(b.p ? b.p : "", b.len, &remote);
+		else if (r > 0)
+			r = -EIO;
+		if (r >= 0)
+			(void)save_file(o, RELAY_REMOTE_REFS, b.p ? b.p : "", b.len);
+		free(b.p);
+		if (r < 0) {
+			op_fail(o, r, "ls-remote");
+			return;
+		}
+		if (remote.head_symref)
+			set_head(o, remote.head_symref);
+		if (remote.n > 0 && cache_refs(o, &mine) >= 0 && mine.n == 0)
+			r = cache_sync(o);
+		gitrelay_reflist_done(&mine);
 		if (r < 0) {
 			gitrelay_reflist_done(&remote);
 			op_fail(o, r, "fetching into the cache");
 			return;
 		}
-	}
-	if (remote.head_symref) {
-		const char *const sargs[] = { "symbolic-ref", "HEAD", remote.head_symref, NULL };
-
-		(void)run_git(o, sargs, -1, -1, -1, NULL);
 	}
 	cap = remote.n * (WIRE_GIT_OID_MAX + WIRE_GIT_MAX_REF + 4) + WIRE_GIT_MAX_REF + 128;
 	out = malloc(cap);
@@ -944,7 +1076,9 @@ static int64_t receive_bundle(struct op *o, int fd)
 static void do_push(struct op *o)
 {
 	size_t n = o->req.n_updates;
-	_cleanup_free_ const char **args = calloc(8 + n + 1, sizeof(char *));
+	_cleanup_free_ const char **args = calloc(8 + 2 * n + 1, sizeof(char *));
+	_cleanup_free_ char (*leases)[WIRE_GIT_MAX_REF + WIRE_GIT_OID_MAX + 32] =
+		calloc(n + 1, WIRE_GIT_MAX_REF + WIRE_GIT_OID_MAX + 32);
 	_cleanup_free_ char (*specs)[WIRE_GIT_MAX_REF + WIRE_GIT_OID_MAX + 4] =
 		calloc(n + 1, WIRE_GIT_MAX_REF + WIRE_GIT_OID_MAX + 4);
 	_cleanup_free_ bool *present = calloc(n + 1, sizeof(bool));
@@ -957,7 +1091,7 @@ static void do_push(struct op *o)
 	int64_t size;
 	int r;
 
-	if (!args || !specs || !present || !srcs) {
+	if (!args || !specs || !present || !srcs || !leases) {
 		dispatch_reply_error(o->conn, WIRE_ERROR_INTERNAL, "out of memory");
 		return;
 	}
@@ -983,8 +1117,12 @@ static void do_push(struct op *o)
 		const char *const vargs[] = { "bundle", "verify", "--quiet", bundle, NULL };
 		const char *const uargs[] = { "bundle", "unbundle", bundle, NULL };
 
-		/* verify says "... is okay" on success: only a failure is shown */
+		/* verify says "... is okay" on success: only a failure is shown.
+		 * Missing prerequisites: the cache may lag behind the remote
+		 * (pushed to by others since it last fetched): catch up once. */
 		r = run_git(o, vargs, -1, o->null_fd, o->null_fd, NULL);
+		if (r > 0 && cache_sync(o) >= 0)
+			r = run_git(o, vargs, -1, o->null_fd, o->null_fd, NULL);
 		if (r > 0)
 			(void)run_git(o, vargs, -1, o->null_fd, o->err_fd, NULL);
 		if (r == 0)
@@ -1006,12 +1144,20 @@ static void do_push(struct op *o)
 			if (!o->req.updates[i].delete_ref)
 				memcpy(srcs[k++], o->req.updates[i].src, sizeof(srcs[0]));
 		r = cache_has(o, srcs, k, present);
+		for (size_t i = 0; r >= 0 && i < k; i++)
+			if (!present[i]) {
+				/* a commit the remote has and the cache not yet */
+				if (cache_sync(o) >= 0)
+					r = cache_has(o, srcs, k, present);
+				break;
+			}
 		/* present[] back in update order (deletes have no source) */
 		for (size_t i = n; r >= 0 && i-- > 0;)
 			present[i] = o->req.updates[i].delete_ref ? true : present[--k];
 	}
+	/* old values: the remote's refs as list for-push saw them */
 	if (r >= 0)
-		r = cache_refs(o, &mine);
+		r = load_remote_refs(o, &mine);
 	if (r < 0) {
 		gitrelay_reflist_done(&mine);
 		dispatch_reply_error(o->conn, WIRE_ERROR_INTERNAL, "cannot read the cache");
@@ -1054,8 +1200,15 @@ static void do_push(struct op *o)
 		else {
 			const char *const margs[] = { "merge-base", "--is-ancestor", old->oid, u->src,
 						      NULL };
+			char want[1][WIRE_GIT_OID_MAX + 1];
+			bool have = false;
 
-			g->ff = run_git(o, margs, -1, -1, -1, NULL) == 0;
+			/* the remote's current commit must be in the cache to tell;
+			 * when it is not even after a fetch, it is not a fast-forward */
+			memcpy(want[0], old->oid, sizeof(want[0]));
+			if (cache_has(o, want, 1, &have) >= 0 && !have && cache_sync(o) >= 0)
+				(void)cache_has(o, want, 1, &have);
+			g->ff = have && run_git(o, margs, -1, -1, -1, NULL) == 0;
 		}
 	}
 	gitrelay_reflist_done(&mine);
@@ -1066,16 +1219,29 @@ static void do_push(struct op *o)
 		return;
 
 	/* 4. Push from the cache, exactly the updates that were decided. */
+	/* A forced update is pushed with a lease on the old value the policy
+	 * judged (--force-with-lease=DST:OLD, "" = must not exist), so it
+	 * rewrites exactly what was decided or nothing; without force the
+	 * remote itself refuses anything but a fast-forward. */
 	args[a++] = "push";
 	args[a++] = "--porcelain";
 	args[a++] = "--no-verify";
+	for (size_t i = 0; i < n; i++) {
+		const struct wire_git_update *u = &o->req.updates[i];
+
+		if (!u->force)
+			continue;
+		(void)snprintf(leases[i], sizeof(leases[i]), "--force-with-lease=%s:%s", u->dst,
+			       o->olds[i]);
+		args[a++] = leases[i];
+	}
 	args[a++] = "--";
 	args[a++] = o->url.canonical;
 	for (size_t i = 0; i < n; i++) {
 		const struct wire_git_update *u = &o->req.updates[i];
 
-		(void)snprintf(specs[i], sizeof(specs[i]), "%s%s:%s", u->force ? "+" : "",
-			       u->delete_ref ? "" : u->src, u->dst);
+		(void)snprintf(specs[i], sizeof(specs[i]), "%s:%s", u->delete_ref ? "" : u->src,
+			       u->dst);
 		args[a++] = specs[i];
 	}
 	args[a] = NULL;
@@ -1406,7 +1572,7 @@ int gitrelay_init(struct execd *d)
 		gitrelay_done_(rl);
 		return log_error_errno(-EINVAL, "git relay: no cache directory (set git_cache_dir)");
 	}
-	r = mkdir_p(rl->root);
+	r = strlen(rl->root) < RELAY_MAX_ROOT ? mkdir_p(rl->root) : -ENAMETOOLONG;
 	if (r >= 0)
 		r = listen_check_private_dir(rl->root);
 	if (r < 0) {
