@@ -511,6 +511,8 @@ static int cache_refs(struct op *o, struct gitrelay_reflist *ret)
 /* git fetch --prune URL with the refspecs +refs/heads/[*]:refs/heads/[*] and
  * the same for tags, into the cache: it becomes a mirror of the remote's
  * branches and tags. */
+static void save_remote_view(struct op *o);
+
 static int cache_sync(struct op *o)
 {
 	const char *const args[] = { "fetch", "--quiet", "--prune", "--no-tags", "--no-write-fetch-head",
@@ -518,6 +520,8 @@ static int cache_sync(struct op *o)
 				     "+refs/tags/*:refs/tags/*", NULL };
 	int r = run_git(o, args, -1, -1, o->err_fd, NULL);
 
+	if (r == 0)
+		save_remote_view(o);
 	return r == 0 ? 0 : r < 0 ? r : -EIO;
 }
 
@@ -692,6 +696,11 @@ static void op_fail(struct op *o, int r, const char *what)
 /* The remote's refs as the last ls-remote saw them (list for-push), kept
  * in the cache directory: the push decides old/ff/default from them. */
 #define RELAY_REMOTE_REFS "relay-remote-refs"
+/* list for-push answers from the saved view when it is this recent: the
+ * push itself is safe against a remote that moved meanwhile (the remote
+ * refuses non-fast-forwards, forced updates carry a lease on the old
+ * value), so a second round trip before every push buys nothing. */
+#define RELAY_LIST_TTL_S 30
 #define RELAY_HEAD_MARK "relay-head-known"
 
 static int save_file(struct op *o, const char *name, const char *text, size_t len)
@@ -758,6 +767,39 @@ static int load_remote_refs(struct op *o, struct gitrelay_reflist *ret)
 		len += (size_t)n;
 	}
 	return gitrelay_parse_reflist(text, len, ret);
+}
+
+/* The cache's refs are the remote's as of now (after a fetch or our own
+ * push): kept as the remote's view, its mtime the time it was true. */
+static void save_remote_view(struct op *o)
+{
+	struct gitrelay_reflist l = { 0 };
+	char *text;
+	size_t off = 0;
+
+	if (cache_refs(o, &l) < 0)
+		return;
+	text = malloc(l.n * (WIRE_GIT_OID_MAX + WIRE_GIT_MAX_REF + 2) + 1);
+	if (text) {
+		for (size_t i = 0; i < l.n; i++)
+			off += (size_t)sprintf(text + off, "%s\t%s\n", l.refs[i].oid, l.refs[i].name);
+		(void)save_file(o, RELAY_REMOTE_REFS, text, off);
+		free(text);
+	}
+	gitrelay_reflist_done(&l);
+}
+
+/* True when the saved view of the remote is younger than RELAY_LIST_TTL_S. */
+static bool remote_view_fresh(struct op *o)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	struct timespec now;
+
+	(void)snprintf(path, sizeof(path), "%s/" RELAY_REMOTE_REFS, o->cache);
+	if (stat(path, &st) < 0 || clock_gettime(CLOCK_REALTIME, &now) < 0)
+		return false;
+	return now.tv_sec >= st.st_mtim.tv_sec && now.tv_sec - st.st_mtim.tv_sec < RELAY_LIST_TTL_S;
 }
 
 /* Sets the cache's HEAD to the remote's default branch. */
@@ -836,6 +878,16 @@ static void do_list(struct op *o)
 			op_fail(o, r, "reading the cache");
 			return;
 		}
+	} else if (remote_view_fresh(o)) {
+		r = load_remote_refs(o, &remote);
+		if (r < 0) {
+			op_fail(o, r, "reading the cache");
+			return;
+		}
+		remote.head_symref = cache_head(o, &remote);
+		if (remote.head_symref)
+			memcpy(remote.head_oid, gitrelay_reflist_find(&remote, remote.head_symref)->oid,
+			       sizeof(remote.head_oid));
 	} else {
 		const char *const args[] = { "ls-remote", "--symref", "--", o->url.canonical, NULL };
 		struct buf b = { .max = RELAY_MAX_LIST };
@@ -1281,6 +1333,25 @@ static void do_push(struct op *o)
 						 k == 1 && why[0] ? why : "the push failed");
 	}
 	free(b.p);
+	/* Our updates go into the saved view; its time stays that of the
+	 * last full look at the remote. A refusal (the remote moved) ends the
+	 * view's freshness. */
+	{
+		char path[PATH_MAX];
+		struct stat st;
+
+		(void)snprintf(path, sizeof(path), "%s/" RELAY_REMOTE_REFS, o->cache);
+		if (stat(path, &st) == 0) {
+			struct timespec ts[2] = { st.st_atim, st.st_mtim };
+
+			if (strstr(status, "error ")) {
+				ts[1].tv_sec = 0;
+				ts[1].tv_nsec = 0;
+			}
+			save_remote_view(o);
+			(void)utimensat(AT_FDCWD, path, ts, 0);
+		}
+	}
 	r = write_all(o, o->out_fd, status, slen);
 	if (r < 0) {
 		op_fail(o, r, "sending the push status");
