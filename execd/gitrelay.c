@@ -421,7 +421,7 @@ static void cache_prune(struct gitrelay *rl)
 			struct stat st;
 			size_t l = strlen(de->d_name);
 
-			if (l != RELAY_CACHE_NAME + 5 || strcmp(de->d_name + RELAY_CACHE_NAME, ".lock"))
+			if (l != RELAY_CACHE_NAME + 5 || strcmp(de->d_name + RELAY_CACHE_NAME, ".lock") != 0)
 				continue;
 			if (fstatat(rl->root_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 				continue;
@@ -529,7 +529,7 @@ static int cache_sync(struct op *o)
 static int cache_has(struct op *o, char (*oids)[WIRE_GIT_OID_MAX + 1], size_t n, bool *present)
 {
 	static const char *const args[] = { "cat-file", "--batch-check=%(objectname)", NULL };
-	struct buf b = { .max = (WIRE_GIT_OID_MAX + 16) * (WIRE_GIT_MAX_WANTS + 8) };
+	struct buf b = { .max = (size_t)(WIRE_GIT_OID_MAX + 16) * (WIRE_GIT_MAX_WANTS + 8) };
 	_cleanup_free_ char *in = malloc(n * (WIRE_GIT_OID_MAX + 1) + 1);
 	_cleanup_close_ int fd = -1;
 	size_t off = 0;
@@ -1125,16 +1125,13 @@ static int64_t receive_bundle(struct op *o, int fd)
 	}
 }
 
-static void do_push(struct op *o)
+/* The push proper; the caller owns the buffers (n + 1 entries each). */
+static void push_with(struct op *o, const char **args,
+		      char (*leases)[WIRE_GIT_MAX_REF + WIRE_GIT_OID_MAX + 32],
+		      char (*specs)[WIRE_GIT_MAX_REF + WIRE_GIT_OID_MAX + 4], bool *present,
+		      char (*srcs)[WIRE_GIT_OID_MAX + 1])
 {
 	size_t n = o->req.n_updates;
-	_cleanup_free_ const char **args = calloc(8 + 2 * n + 1, sizeof(char *));
-	_cleanup_free_ char (*leases)[WIRE_GIT_MAX_REF + WIRE_GIT_OID_MAX + 32] =
-		calloc(n + 1, WIRE_GIT_MAX_REF + WIRE_GIT_OID_MAX + 32);
-	_cleanup_free_ char (*specs)[WIRE_GIT_MAX_REF + WIRE_GIT_OID_MAX + 4] =
-		calloc(n + 1, WIRE_GIT_MAX_REF + WIRE_GIT_OID_MAX + 4);
-	_cleanup_free_ bool *present = calloc(n + 1, sizeof(bool));
-	_cleanup_free_ char (*srcs)[WIRE_GIT_OID_MAX + 1] = calloc(n + 1, WIRE_GIT_OID_MAX + 1);
 	_cleanup_free_ char *status = NULL;
 	struct gitrelay_reflist mine = { 0 };
 	struct buf b = { .max = RELAY_MAX_SMALL };
@@ -1143,10 +1140,6 @@ static void do_push(struct op *o)
 	int64_t size;
 	int r;
 
-	if (!args || !specs || !present || !srcs || !leases) {
-		dispatch_reply_error(o->conn, WIRE_ERROR_INTERNAL, "out of memory");
-		return;
-	}
 	/* 1. The objects: the bundle goes into the cache before anything is
 	 * decided (the policy needs the commits to tell fast-forwards). */
 	{
@@ -1358,6 +1351,28 @@ static void do_push(struct op *o)
 		return;
 	}
 	op_finish(o, 0, "exited");
+}
+
+static void do_push(struct op *o)
+{
+	size_t n = o->req.n_updates;
+	const char **args = calloc(8 + 2 * n + 1, sizeof(char *));
+	char (*leases)[WIRE_GIT_MAX_REF + WIRE_GIT_OID_MAX + 32] =
+		calloc(n + 1, WIRE_GIT_MAX_REF + WIRE_GIT_OID_MAX + 32);
+	char (*specs)[WIRE_GIT_MAX_REF + WIRE_GIT_OID_MAX + 4] =
+		calloc(n + 1, WIRE_GIT_MAX_REF + WIRE_GIT_OID_MAX + 4);
+	bool *present = calloc(n + 1, sizeof(bool));
+	char (*srcs)[WIRE_GIT_OID_MAX + 1] = calloc(n + 1, WIRE_GIT_OID_MAX + 1);
+
+	if (args && leases && specs && present && srcs)
+		push_with(o, args, leases, specs, present, srcs);
+	else
+		dispatch_reply_error(o->conn, WIRE_ERROR_INTERNAL, "out of memory");
+	free(args);
+	free(leases);
+	free(specs);
+	free(present);
+	free(srcs);
 }
 
 /* ---- entry ---- */

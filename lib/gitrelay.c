@@ -457,8 +457,12 @@ int gitrelay_push_status(const char *out, size_t len, const char *dst, bool *ret
 				sum = lp + 1;
 				end--;
 			}
-			for (const char *c = sum; c < end && o + 1 < reason_len; c++)
-				ret_reason[o++] = (*c >= 0x20 && *c < 0x7f) ? *c : '?';
+			for (const char *c = sum; c < end && o + 1 < reason_len; c++) {
+				if (*c >= 0x20 && *c < 0x7f)
+					ret_reason[o++] = *c;
+				else
+					ret_reason[o++] = '?';
+			}
 			ret_reason[o] = '\0';
 		}
 		return 1;

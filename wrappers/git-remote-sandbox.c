@@ -71,6 +71,16 @@ static _noreturn_ void die(int code, const char *fmt, ...)
 	_exit(code);
 }
 
+/* Allocation that cannot fail for the caller: out of memory ends the helper. */
+static void *xalloc(void *old, size_t n, size_t size)
+{
+	void *p = old ? reallocarray(old, n, size) : calloc(n, size);
+
+	if (!p)
+		die(1, "out of memory");
+	return p;
+}
+
 static const char *env_or(const char *name, const char *def)
 {
 	const char *v = getenv(name);
@@ -280,23 +290,16 @@ static int relay_reply(int sock, char *ret_msg, size_t msg_len, bool *ret_denied
 static char *slurp(int fd, size_t max, size_t *ret_len)
 {
 	size_t cap = 65536, len = 0;
-	char *b = malloc(cap);
+	char *b = xalloc(NULL, cap, 1);
 
-	if (!b)
-		die(1, "out of memory");
 	for (;;) {
 		ssize_t k;
 
 		if (len + 1 == cap) {
-			char *nb;
-
 			if (cap >= max)
 				die(EXIT_WRAP_PROTOCOL, "sandbox-execd sent more than %zu bytes", max);
 			cap *= 2;
-			nb = realloc(b, cap);
-			if (!nb)
-				die(1, "out of memory");
-			b = nb;
+			b = xalloc(b, cap, 1);
 		}
 		k = read(fd, b + len, cap - 1 - len);
 		if (k < 0 && errno == EINTR)
@@ -520,9 +523,10 @@ static void cmd_push(const struct gitrelay_cmd *first)
 	for (;;) {
 		if (c.kind != GITRELAY_CMD_PUSH)
 			die(1, "unexpected command in a push batch");
-		if (n >= WIRE_GIT_MAX_UPDATES)
+		if (n < WIRE_GIT_MAX_UPDATES)
+			items[n++].c = c;
+		else
 			die(1, "too many refs in one push (at most %d)", WIRE_GIT_MAX_UPDATES);
-		items[n++].c = c;
 		if (!fgets(line, sizeof(line), stdin))
 			die(1, "unexpected end of input from git");
 		line[strcspn(line, "\n")] = '\0';
@@ -570,12 +574,10 @@ static void cmd_push(const struct gitrelay_cmd *first)
 		/* git bundle create FILE REFS... --not TIPS...: exactly what the
 		 * remote lacks. Nothing new (a branch at a commit the remote has)
 		 * means no bundle. */
-		const char **argv = calloc(8 + n + WIRE_GIT_MAX_HAVES, sizeof(char *));
-		char (*refs)[64] = calloc(n, 64);
+		const char **argv = xalloc(NULL, 8 + n + WIRE_GIT_MAX_HAVES, sizeof(char *));
+		char (*refs)[64] = xalloc(NULL, n, 64);
 		size_t a = 0, a_revs;
 
-		if (!argv || !refs)
-			die(1, "out of memory");
 		n_tips = present_tips(tips);
 		argv[a++] = "git";
 		argv[a++] = "rev-list";
