@@ -464,12 +464,25 @@ static int cache_open(struct op *o)
 	if (r < 0)
 		return r;
 	(void)snprintf(lock, sizeof(lock), "%s.lock", name);
-	o->lock_fd = openat(o->rl->root_fd, lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (o->lock_fd < 0)
-		return -errno;
-	while (flock(o->lock_fd, LOCK_EX) < 0)
-		if (errno != EINTR)
+	/* The lock file may be removed by cache_prune() while we wait for
+	 * it: a lock on an unlinked file locks nothing, so take it again
+	 * until the file we hold is the one at the path. */
+	for (;;) {
+		struct stat a, b;
+
+		o->lock_fd = openat(o->rl->root_fd, lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+				    0600);
+		if (o->lock_fd < 0)
 			return -errno;
+		while (flock(o->lock_fd, LOCK_EX) < 0)
+			if (errno != EINTR)
+				return -errno;
+		if (fstat(o->lock_fd, &a) == 0 &&
+		    fstatat(o->rl->root_fd, lock, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+			break;
+		o->lock_fd = safe_close(o->lock_fd);
+	}
 	(void)futimens(o->lock_fd, NULL); /* most recently used, for pruning */
 	(void)snprintf(o->cache, sizeof(o->cache), "%s/%s.git", o->rl->root, name);
 	{

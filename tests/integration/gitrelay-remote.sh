@@ -148,5 +148,22 @@ check "cache configs: no include, alias or hook key other than hooksPath=/dev/nu
 check "... the user's credential helper was copied from the global config" \
 	"$(echo "$cfgs" | grep -c 'helper = store')" -ge 1
 check "no hooks directory in any cache" "$(find "$T/state/git-cache" -maxdepth 2 -name hooks | wc -l)" -eq 0
+
+# --- concurrency and pruning ------------------------------------------------------
+pids=()
+for i in 1 2 3 4; do
+	agent git clone -q "$BASE/r.git" "par$i" >/dev/null 2>&1 &
+	pids+=($!)
+done
+st=0
+for p in "${pids[@]}"; do wait "$p" || st=$?; done
+check "four concurrent clones of one URL (serialised on its cache) all succeed" "$st" -eq 0
+gr_stop
+gr_conf "backend = static" "policy_file = $T/policy.conf" "git_max_caches = 1"
+gr_start || { echo "Bail out! daemon did not restart"; exit 1; }
+agent git ls-remote "$BASE/r.git" >/dev/null 2>&1
+agent git ls-remote "$BASE/other.git" >/dev/null 2>&1
+check "git_max_caches = 1: the least recently used cache is pruned" \
+	"$(find "$T/state/git-cache" -maxdepth 1 -name '*.git' | wc -l)" -eq 1
 gr_stop
 tap_done
