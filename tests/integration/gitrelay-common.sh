@@ -90,6 +90,12 @@ gr_stop() {
 	GR_DAEMON_PID=
 }
 
+# After gr_stop: the daemon's log has no sanitizer report (asan builds).
+gr_check_daemon_log() {
+	check "the daemon reported no memory error or leak" \
+		"$(grep -c 'AddressSanitizer\|LeakSanitizer\|runtime error' "$T/daemon.log")" -eq 0
+}
+
 # The agent: the image's system gitconfig, the helper in PATH, no
 # credentials anywhere in reach (its HOME is $T/agent/home).
 agent() {

@@ -237,4 +237,5 @@ check "control: http.proxy / remote.*.proxy send the agent's direct request to t
 	"$(grep -c CONNECTION "$T/proxy.log")" -ge 1
 check "still no mark from the host side" "$(grep -c '^host ' "$MARKS")" -eq 0
 gr_stop
+gr_check_daemon_log
 tap_done

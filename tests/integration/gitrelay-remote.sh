@@ -163,7 +163,9 @@ gr_conf "backend = static" "policy_file = $T/policy.conf" "git_max_caches = 1"
 gr_start || { echo "Bail out! daemon did not restart"; exit 1; }
 agent git ls-remote "$BASE/r.git" >/dev/null 2>&1
 agent git ls-remote "$BASE/other.git" >/dev/null 2>&1
-check "git_max_caches = 1: the least recently used cache is pruned" \
-	"$(find "$T/state/git-cache" -maxdepth 1 -name '*.git' | wc -l)" -eq 1
+n_caches=$(find "$T/state/git-cache" -maxdepth 1 -name '*.git' | wc -l)
+[ "$n_caches" -eq 1 ] || diag "caches: $(ls -la "$T/state/git-cache")" "$(tail -5 "$T/daemon.log")"
+check "git_max_caches = 1: the least recently used cache is pruned" "$n_caches" -eq 1
 gr_stop
+gr_check_daemon_log
 tap_done

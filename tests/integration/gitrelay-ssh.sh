@@ -71,4 +71,5 @@ check "the audit records the canonical ssh URL" \
 check "the private key is nowhere in the agent's files" \
 	"$(grep -rl "$(sed -n 2p "$T/home/id")" "$T/agent" "$T/ws" 2>/dev/null | wc -l)" -eq 0
 gr_stop
+gr_check_daemon_log
 tap_done
