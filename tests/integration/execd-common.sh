@@ -3,8 +3,11 @@
 # The daemon and its clients run as an unprivileged user (nobody, as "the
 # user" whose credentials the daemon would hold) from a private temp dir; the
 # whole test runs in fresh pid and mount namespaces so nothing outlives it.
+# nobody may not reach the build directory (a checkout under a 0700 home):
+# execd_setup copies the daemon, the wrapper and the raw client into $T/prog
+# and points EXECD, WRAPPER and RAWCLIENT at the copies (tests/support/stage.sh).
 #   execd_reexec_in_ns "$@"   # first line after tap_require_root
-#   execd_setup               # temp dir, wrapper links, as_user
+#   execd_setup               # temp dir, staged programs, wrapper links, as_user
 #   execd_conf [extra lines]  # writes $T/execd.conf (allow_all by default)
 #   execd_start / execd_stop / execd_kill9
 # shellcheck disable=SC2034
@@ -16,6 +19,8 @@ WRAPPER=$BUILD_DIR/wrappers/sandbox-exec
 RAWCLIENT=$SOURCE_DIR/tests/support/execd-rawclient.py
 EXECD_USER=nobody
 EXECD_PID=
+# shellcheck source=tests/support/stage.sh
+. "$SOURCE_DIR/tests/support/stage.sh"
 RUN_AS=(setpriv --reuid="$(id -u "$EXECD_USER")" --regid="$(id -g "$EXECD_USER")" --clear-groups)
 
 execd_reexec_in_ns() {
@@ -33,6 +38,7 @@ execd_setup() {
 	T=$(mktemp -d /tmp/cs-execd-$$-XXXXXX)
 	chmod 755 "$T"
 	trap execd_cleanup EXIT
+	stage_vars "$T/prog" EXECD WRAPPER RAWCLIENT || exit 1
 	mkdir -p "$T/ws/sub" "$T/run" "$T/state" "$T/bin" "$T/home" "$T/outside"
 	chmod 700 "$T/run"
 	chown -R "$EXECD_USER:" "$T/ws" "$T/run" "$T/state" "$T/home" "$T/outside"

@@ -209,7 +209,9 @@ activation_test() { # activation_test NAME HELPER...
 	execd_stop
 	check "$name: the socket (systemd's) stays, the token goes" "$(find "$T/run" -mindepth 1)" = "$SOCK"
 }
-activation_test "socket-activate.py" python3 "$SOURCE_DIR/tests/support/socket-activate.py" "$SOCK"
+ACTIVATE=$SOURCE_DIR/tests/support/socket-activate.py
+stage_vars "$T/prog" ACTIVATE || exit 1 # runs as the user
+activation_test "socket-activate.py" python3 "$ACTIVATE" "$SOCK"
 if command -v systemd-socket-activate >/dev/null; then
 	activation_test "systemd-socket-activate" systemd-socket-activate -l "$SOCK" --
 else

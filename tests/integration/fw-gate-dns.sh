@@ -36,7 +36,11 @@ for tool in ip nft dnsmasq socat dig setpriv getent "$PYTHON" "$GATE_RUN" "$FW_P
 		exit 77
 	fi
 done
-trap simnet_down EXIT
+# shellcheck source=tests/support/stage.sh
+. "$SOURCE_DIR/tests/support/stage.sh"
+trap 'simnet_down; stage_cleanup' EXIT
+# The agent's uid may not reach the build directory: it runs a copy.
+stage_dir STAGE cs-fw-gate-dns && stage_vars "$STAGE" FW_PROBE || exit 1
 AGENT_UID=1000
 TABLE=cs_gate_test
 # Upstream answers carry TTL 1; the gate is started with a 3 s floor and a
