@@ -186,11 +186,18 @@ static void tell(const struct op *o, const char *fmt, ...)
 		(void)write_all(o, o->err_fd, line, (size_t)n);
 }
 
+/* The helper hung up (killed, Ctrl-C): its git operation is abandoned. */
+static bool client_gone(const struct pollfd *p)
+{
+	return p->revents & (POLLRDHUP | POLLHUP | POLLERR);
+}
+
 /* Runs host git with args (after "git") in the cache (or the cache root
  * when there is none yet), stdin from in_fd, stdout to out_fd or captured
  * into cap (when non-NULL), stderr to err_fd. Returns git's exit status,
- * 128 + N for a signal, -ETIMEDOUT (killed at the deadline), -EMSGSIZE
- * (more output than cap->max), -errno. */
+ * 128 + N for a signal, -ETIMEDOUT (killed at the deadline), -ECONNRESET
+ * (killed: the client hung up), -EMSGSIZE (more output than cap->max),
+ * -errno. */
 static int run_git(struct op *o, const char *const *args, int in_fd, int out_fd, int err_fd,
 		   struct buf *cap)
 {
@@ -239,7 +246,8 @@ static int run_git(struct op *o, const char *const *args, int in_fd, int out_fd,
 		return r;
 	wr = safe_close(wr);
 	for (bool eof = !cap; !eof;) {
-		struct pollfd pfd = { .fd = rd, .events = POLLIN };
+		struct pollfd pfd[2] = { { .fd = rd, .events = POLLIN },
+					 { .fd = o->conn, .events = POLLRDHUP } };
 		long long left = left_ms(o);
 		ssize_t k;
 
@@ -247,10 +255,14 @@ static int run_git(struct op *o, const char *const *args, int in_fd, int out_fd,
 			r = -ETIMEDOUT;
 			break;
 		}
-		if (poll(&pfd, 1, (int)(left > 60000 ? 60000 : left)) < 0) {
+		if (poll(pfd, 2, (int)(left > 60000 ? 60000 : left)) < 0) {
 			if (errno == EINTR)
 				continue;
 			r = -errno;
+			break;
+		}
+		if (client_gone(&pfd[1])) {
+			r = -ECONNRESET;
 			break;
 		}
 		if (cap->len + 1 >= cap->max) {
@@ -278,7 +290,8 @@ static int run_git(struct op *o, const char *const *args, int in_fd, int out_fd,
 	if (cap && cap->p)
 		cap->p[cap->len] = '\0';
 	while (r >= 0) {
-		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+		struct pollfd pfd[2] = { { .fd = pidfd, .events = POLLIN },
+					 { .fd = o->conn, .events = POLLRDHUP } };
 		long long left = left_ms(o);
 		int k;
 
@@ -286,13 +299,17 @@ static int run_git(struct op *o, const char *const *args, int in_fd, int out_fd,
 			r = -ETIMEDOUT;
 			break;
 		}
-		k = poll(&pfd, 1, (int)(left > 60000 ? 60000 : left));
+		k = poll(pfd, 2, (int)(left > 60000 ? 60000 : left));
 		if (k < 0 && errno == EINTR)
 			continue;
-		if (k > 0)
-			break;
-		if (k < 0)
+		if (k < 0) {
 			r = -errno;
+			break;
+		}
+		if (pfd[0].revents)
+			break;
+		if (client_gone(&pfd[1]))
+			r = -ECONNRESET;
 	}
 	if (r < 0)
 		spawn_kill_group(pid);
@@ -695,6 +712,10 @@ static void op_finish(struct op *o, int status, const char *outcome)
 /* A failure after the decision: said on the terminal, status 1 to git. */
 static void op_fail(struct op *o, int r, const char *what)
 {
+	if (r == -ECONNRESET) {
+		op_finish(o, 1, "disconnected");
+		return;
+	}
 	if (r == -ETIMEDOUT)
 		tell(o, "fatal: sandbox relay: %s: timed out after %u ms", what, o->timeout_ms);
 	else if (r < 0)

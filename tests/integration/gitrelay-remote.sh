@@ -130,6 +130,20 @@ ok "clone of a 10,000-commit repository" agent git clone -q "$BASE/big.git" b
 check "... all 10,000 commits" "$(agent git -C b rev-list --count HEAD)" -eq 10000
 check "... and a clean work tree" "$(agent git -C b status --porcelain | wc -l)" -eq 0
 
+# --- a client that goes away mid-operation ------------------------------------------
+# The helper killed (Ctrl-C) while the daemon's git works for it: the
+# daemon kills that git instead of finishing the operation for nobody.
+setsid bash -c "$(declare -f agent); T='$T'; GR_RUN_AS=(${GR_RUN_AS[*]}); agent git clone -q '$BASE/big.git' gone" \
+	>/dev/null 2>&1 &
+gone=$!
+wait_until 20 pgrep -P "$GR_DAEMON_PID" -x git >/dev/null
+kill -KILL -- "-$gone" 2>/dev/null
+wait "$gone" 2>/dev/null
+ok "the daemon's git for a client that hung up is killed" \
+	wait_until 10 sh -c "! pgrep -P $GR_DAEMON_PID -x git >/dev/null"
+check "... and the operation is audited as disconnected" \
+	"$(grep -c '"type":"end".*"outcome":"disconnected"' "$T/state/audit.jsonl")" -ge 1
+
 # --- what the host kept -----------------------------------------------------------
 check "the credential is nowhere in the agent's files" "$(grep -rl "$GR_PASS" "$T/agent" "$T/ws" 2>/dev/null | wc -l)" -eq 0
 check "... nor in the audit log" "$(grep -c "$GR_PASS" "$T/state/audit.jsonl")" -eq 0
