@@ -17,7 +17,6 @@
 enum cond_kind {
 	COND_FLAG,    /* the request carries one of these options */
 	COND_ARG,     /* an operand after the rule's subcommand words matches */
-	COND_REFSPEC, /* git: an operand after subcommand and repository matches */
 	COND_DEST,    /* the normalised destination matches (FNM_PATHNAME) */
 	COND_CWD,     /* the mapped host cwd matches */
 	/* git relay pushes (lib/authz_git.h), per ref update: */
@@ -30,7 +29,7 @@ enum cond_kind {
 };
 
 static const char *const cond_names[COND_MAX] = {
-	[COND_FLAG] = "flag", [COND_ARG] = "arg", [COND_REFSPEC] = "refspec",
+	[COND_FLAG] = "flag", [COND_ARG] = "arg",
 	[COND_DEST] = "dest", [COND_CWD] = "cwd", [COND_REF] = "ref",
 	[COND_FORCE] = "force", [COND_DELETE] = "delete", [COND_FF] = "ff",
 	[COND_DEFAULT] = "default",
@@ -255,18 +254,19 @@ static int parse_condition(struct rule *r, const struct token *t, unsigned line,
 			c = (int)i;
 	if (c < 0)
 		return fail(e, line, t->column,
-			    "unknown condition (flag=, arg=, refspec=, dest=, cwd=, ref=, force=, "
+			    "unknown condition (flag=, arg=, dest=, cwd=, ref=, force=, "
 			    "delete=, ff=, default=, reason=)",
 			    -EINVAL);
 	if (r->has[c])
 		return fail(e, line, t->column, "condition given twice in one rule", -EINVAL);
-	if ((c == COND_FLAG || c == COND_ARG || c == COND_REFSPEC) && !grammar)
+	if ((c == COND_FLAG || c == COND_ARG) && (!grammar || strcmp(r->tool, "git") == 0))
 		return fail(e, line, t->column,
-			    "flag=, arg= and refspec= need a tool with an argument grammar "
-			    "(git, gh, kubectl, terraform, aws, psql)",
+			    strcmp(r->tool, "git") == 0
+				    ? "git rules take dest=, ref=, force=, delete=, ff= and default= "
+				      "(git goes through the relay: there are no git options to match)"
+				    : "flag= and arg= need a tool with an argument grammar "
+				      "(gh, kubectl, terraform, aws, psql)",
 			    -EINVAL);
-	if (c == COND_REFSPEC && strcmp(r->tool, "git") != 0)
-		return fail(e, line, t->column, "refspec= is for git rules", -EINVAL);
 	if (cond_is_git_update(c) && strcmp(r->tool, "git") != 0)
 		return fail(e, line, t->column,
 			    "ref=, force=, delete=, ff= and default= are for git rules", -EINVAL);
@@ -753,12 +753,6 @@ static int rule_match(const struct rule *r, const struct authz_request *req,
 	}
 	if (r->has[COND_ARG]) {
 		k = operands_match(gp, r->n_words, &r->cond[COND_ARG]);
-		if (k <= 0)
-			return k;
-	}
-	if (r->has[COND_REFSPEC]) {
-		/* git <subcommand> <repository> <refspec>... */
-		k = operands_match(gp, 2, &r->cond[COND_REFSPEC]);
 		if (k <= 0)
 			return k;
 	}
