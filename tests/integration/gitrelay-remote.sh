@@ -163,6 +163,30 @@ check "... the user's credential helper was copied from the global config" \
 	"$(echo "$cfgs" | grep -c 'helper = store')" -ge 1
 check "no hooks directory in any cache" "$(find "$T/state/git-cache" -maxdepth 2 -name hooks | wc -l)" -eq 0
 
+# --- the exec backend sees the same fields -------------------------------------------
+cat >"$T/exec-policy.py" <<PY
+#!/usr/bin/python3
+import json, sys
+req = json.load(sys.stdin)
+with open("$T/exec-requests.jsonl", "a") as f:
+    f.write(json.dumps(req) + "\\n")
+g = req.get("git") or {}
+ok = g.get("op") in ("ls-remote", "fetch") or all(
+    u["dst"].startswith("refs/heads/exec-") and not u["force"] for u in g.get("updates", []))
+print(json.dumps({"decision": "approved" if ok else "denied", "reason": "exec policy"}))
+PY
+chmod 755 "$T/exec-policy.py"
+touch "$T/exec-requests.jsonl" && chmod 666 "$T/exec-requests.jsonl"
+gr_stop
+gr_conf "backend = exec" "exec_program = $T/exec-policy.py"
+gr_start || { echo "Bail out! daemon did not restart (exec)"; exit 1; }
+agent git -C c switch -q -c exec-branch feature
+agent git -C c commit -q --allow-empty -m "for the exec policy"
+ok "exec backend: a push it approves" agent git -C c push -q origin exec-branch:refs/heads/exec-ok
+nok "exec backend: a push it denies" agent git -C c push -q origin exec-branch:refs/heads/other
+check "... it saw op, url and the ref update with ff and force" \
+	"$(grep -c '"git": {"op": "push", "url": "https://127.0.0.1:'"$PORT"'/r.git", "updates": \[{"src": "[0-9a-f]*", "dst": "refs/heads/exec-ok", "old": "", "force": false, "delete": false, "ff": true' "$T/exec-requests.jsonl")" -ge 1
+
 # --- concurrency and pruning ------------------------------------------------------
 pids=()
 for i in 1 2 3 4; do
