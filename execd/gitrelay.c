@@ -50,6 +50,7 @@
 #define RELAY_MAX_ARGS (16 + WIRE_GIT_MAX_UPDATES + WIRE_GIT_MAX_WANTS + WIRE_GIT_MAX_HAVES)
 #define RELAY_CACHE_NAME 32 /* hex digits of SHA-256(canonical URL) */
 #define RELAY_IO_CHUNK 65536
+#define RELAY_SIZE_CHECK_S 10 /* caches' sizes are walked at most this often */
 #define RELAY_MAX_ROOT (PATH_MAX - 512)              /* cache directory path */
 #define RELAY_MAX_CACHE_PATH (RELAY_MAX_ROOT + 64)   /* ROOT/NAME.git */
 
@@ -67,6 +68,8 @@ struct gitrelay {
 	struct relay_cfg *user_cfg; /* from the user's global configuration */
 	size_t n_user_cfg;
 	unsigned max_caches;
+	unsigned max_cache_mb;  /* 0: no byte bound */
+	time_t size_checked;    /* CLOCK_MONOTONIC seconds of the last size walk */
 	pthread_mutex_t prune_lock;
 };
 
@@ -83,7 +86,9 @@ static const char *const fixed_cfg[][2] = {
 	{ "core.hooksPath", "/dev/null" },
 	{ "core.fsmonitor", "false" },
 	{ "core.logAllRefUpdates", "false" },
-	{ "gc.auto", "0" },
+	/* auto gc inline (not detached: it would outlive the timeout and the
+	 * lock), so loose objects from small pushes are packed now and then */
+	{ "gc.autoDetach", "false" },
 	{ "protocol.allow", "never" },
 	{ "protocol.https.allow", "always" },
 	{ "protocol.ssh.allow", "always" },
@@ -414,60 +419,134 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 	return 0;
 }
 
-/* Keeps at most max_caches cache repositories: the least recently used
- * (the mtime of their lock file, touched at each use) go first, never one
- * in use (its lock is held). */
+struct cache_ent {
+	char name[RELAY_CACHE_NAME + 1];
+	struct timespec used; /* mtime of its lock file */
+	uint64_t bytes;
+};
+
+static uint64_t walk_bytes; /* nftw has no user pointer; under prune_lock */
+
+static int sum_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)path;
+	(void)flag;
+	(void)ftw;
+	walk_bytes += (uint64_t)st->st_blocks * 512;
+	return 0;
+}
+
+static int ent_cmp(const void *a, const void *b)
+{
+	const struct cache_ent *x = a, *y = b;
+
+	if (x->used.tv_sec != y->used.tv_sec)
+		return x->used.tv_sec < y->used.tv_sec ? -1 : 1;
+	if (x->used.tv_nsec != y->used.tv_nsec)
+		return x->used.tv_nsec < y->used.tv_nsec ? -1 : 1;
+	return 0;
+}
+
+/* The caches, least recently used first. *ret malloc'd. */
+static int cache_list(struct gitrelay *rl, struct cache_ent **ret, size_t *ret_n)
+{
+	_cleanup_close_ int dfd = openat(rl->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct cache_ent *v = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *dir;
+
+	if (dfd < 0)
+		return -errno;
+	dir = fdopendir(dfd);
+	if (!dir)
+		return -errno;
+	dfd = -1;
+	while ((de = readdir(dir))) {
+		struct stat st;
+
+		if (strlen(de->d_name) != RELAY_CACHE_NAME + 5 ||
+		    strcmp(de->d_name + RELAY_CACHE_NAME, ".lock") != 0 ||
+		    fstatat(rl->root_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (n == cap) {
+			struct cache_ent *nv = reallocarray(v, cap ? cap * 2 : 64, sizeof(*v));
+
+			if (!nv) {
+				free(v);
+				closedir(dir);
+				return -ENOMEM;
+			}
+			v = nv;
+			cap = cap ? cap * 2 : 64;
+		}
+		memcpy(v[n].name, de->d_name, RELAY_CACHE_NAME);
+		v[n].name[RELAY_CACHE_NAME] = '\0';
+		v[n].used = st.st_mtim;
+		v[n].bytes = 0;
+		n++;
+	}
+	closedir(dir);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), ent_cmp);
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+/* Removes one cache unless it is in use (its lock held). */
+static bool cache_remove(struct gitrelay *rl, const struct cache_ent *e, const char *why)
+{
+	char lock[RELAY_CACHE_NAME + 8], path[PATH_MAX];
+	_cleanup_close_ int lfd = -1;
+
+	(void)snprintf(lock, sizeof(lock), "%s.lock", e->name);
+	lfd = openat(rl->root_fd, lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB) < 0) {
+		log_info("git relay: cache %s not pruned now (%s): %s", e->name, why,
+			 lfd < 0 ? "cannot open its lock" : "in use");
+		return false; /* in use: another time */
+	}
+	(void)snprintf(path, sizeof(path), "%s/%s.git", rl->root, e->name);
+	(void)nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+	/* The lock file goes last, while we hold it (cache_open retries a lock
+	 * taken on a removed file). */
+	(void)unlinkat(rl->root_fd, lock, 0);
+	log_info("git relay: pruned cache %s (%s)", e->name, why);
+	return true;
+}
+
+/* Keeps at most git_max_caches caches and, when git_max_cache_mb is set,
+ * at most that many MiB of them (measured at most every
+ * RELAY_SIZE_CHECK_S): the least recently used go first, never one in use
+ * and never the most recently used. Called under prune_lock. */
 static void cache_prune(struct gitrelay *rl)
 {
-	for (;;) {
-		_cleanup_close_ int dfd = -1;
-		DIR *dir;
-		struct dirent *de;
-		unsigned n = 0;
-		char oldest[RELAY_CACHE_NAME + 8] = "";
-		struct timespec ot = { 0 };
+	_cleanup_free_ struct cache_ent *v = NULL;
+	struct timespec now;
+	uint64_t total = 0, limit = (uint64_t)rl->max_cache_mb * 1024 * 1024;
+	size_t n = 0, i = 0;
 
-		dfd = openat(rl->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd < 0)
-			return;
-		dir = fdopendir(dfd);
-		if (!dir)
-			return;
-		dfd = -1;
-		while ((de = readdir(dir))) {
-			struct stat st;
-			size_t l = strlen(de->d_name);
+	if (cache_list(rl, &v, &n) < 0)
+		return;
+	for (; n - i > rl->max_caches && i + 1 < n; i++)
+		(void)cache_remove(rl, &v[i], "more caches than git_max_caches");
+	(void)clock_gettime(CLOCK_MONOTONIC, &now);
+	if (limit == 0 || (rl->size_checked && now.tv_sec - rl->size_checked < RELAY_SIZE_CHECK_S))
+		return;
+	rl->size_checked = now.tv_sec > 0 ? now.tv_sec : 1;
+	for (size_t k = i; k < n; k++) {
+		char path[PATH_MAX];
 
-			if (l != RELAY_CACHE_NAME + 5 || strcmp(de->d_name + RELAY_CACHE_NAME, ".lock") != 0)
-				continue;
-			if (fstatat(rl->root_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-				continue;
-			n++;
-			if (!oldest[0] || st.st_mtim.tv_sec < ot.tv_sec ||
-			    (st.st_mtim.tv_sec == ot.tv_sec && st.st_mtim.tv_nsec < ot.tv_nsec)) {
-				memcpy(oldest, de->d_name, RELAY_CACHE_NAME);
-				oldest[RELAY_CACHE_NAME] = '\0';
-				ot = st.st_mtim;
-			}
-		}
-		closedir(dir);
-		if (n <= rl->max_caches || !oldest[0])
-			return;
-		{
-			char lock[RELAY_CACHE_NAME + 8], path[PATH_MAX];
-			_cleanup_close_ int lfd = -1;
-
-			(void)snprintf(lock, sizeof(lock), "%s.lock", oldest);
-			lfd = openat(rl->root_fd, lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-			if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB) < 0)
-				return; /* in use: try again after the next request */
-			(void)snprintf(path, sizeof(path), "%s/%s.git", rl->root, oldest);
-			(void)nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
-			(void)unlinkat(rl->root_fd, lock, 0);
-			log_info("git relay: pruned cache %s (more than %u caches)", oldest,
-				 rl->max_caches);
-		}
+		(void)snprintf(path, sizeof(path), "%s/%s.git", rl->root, v[k].name);
+		walk_bytes = 0;
+		(void)nftw(path, sum_entry, 16, FTW_PHYS | FTW_MOUNT);
+		v[k].bytes = walk_bytes;
+		total += walk_bytes;
 	}
+	for (; total > limit && i + 1 < n; i++)
+		if (cache_remove(rl, &v[i], "caches larger than git_max_cache_mb"))
+			total -= v[i].bytes;
 }
 
 /* Opens (creating when new) and locks the cache for o->url. Concurrent
@@ -1668,6 +1747,7 @@ int gitrelay_init(struct execd *d)
 	rl->root_fd = -1;
 	pthread_mutex_init(&rl->prune_lock, NULL);
 	rl->max_caches = d->conf->git_max_caches;
+	rl->max_cache_mb = d->conf->git_max_cache_mb;
 	rl->git = realpath(bin, NULL);
 	if (!rl->git || stat(rl->git, &st) < 0 || !S_ISREG(st.st_mode) || access(rl->git, X_OK) < 0) {
 		log_warn("git relay: no usable git at '%s'; git requests will fail", bin);
@@ -1738,9 +1818,9 @@ int gitrelay_init(struct execd *d)
 		gitrelay_done_(rl);
 		return log_error_errno(r, "git relay: cannot prepare: %s", strerror(-r));
 	}
-	log_info("git relay: git '%s', caches in '%s' (at most %u), %zu setting(s) from the user's "
-		 "global git config",
-		 rl->git, rl->root, rl->max_caches, rl->n_user_cfg);
+	log_info("git relay: git '%s', caches in '%s' (at most %u, %u MiB), %zu setting(s) from "
+		 "the user's global git config",
+		 rl->git, rl->root, rl->max_caches, rl->max_cache_mb, rl->n_user_cfg);
 	d->relay = rl;
 	return 0;
 }

@@ -30,6 +30,7 @@ void execdconf_init(struct execdconf *c)
 	c->max_frame = WIRE_MAX_FRAME;
 	c->request_read_timeout_ms = 5000;
 	c->git_max_caches = 64;
+	c->git_max_cache_mb = 20480;
 }
 
 void execdconf_done(struct execdconf *c)
@@ -143,6 +144,7 @@ static const struct num_key num_keys[] = {
 	  EXECDCONF_MAX_CONCURRENT },
 	{ "max_frame", offsetof(struct execdconf, max_frame), 1024, WIRE_MAX_FRAME },
 	{ "git_max_caches", offsetof(struct execdconf, git_max_caches), 1, 4096 },
+	{ "git_max_cache_mb", offsetof(struct execdconf, git_max_cache_mb), 0, 16777216 },
 	{ "request_read_timeout_ms", offsetof(struct execdconf, request_read_timeout_ms), 1,
 	  EXECDCONF_MAX_MS },
 };

@@ -62,6 +62,7 @@ struct execdconf {
 	char *git_binary;        /* NULL: /usr/bin/git */
 	char *git_cache_dir;     /* NULL: $XDG_STATE_HOME/code-sandbox/git-cache */
 	unsigned git_max_caches; /* cache repositories kept (least recently used pruned) */
+	unsigned git_max_cache_mb; /* MiB of caches kept; 0: no byte bound */
 };
 
 struct execdconf_error {

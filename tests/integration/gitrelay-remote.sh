@@ -201,9 +201,16 @@ gr_conf "backend = static" "policy_file = $T/policy.conf" "git_max_caches = 1"
 gr_start || { echo "Bail out! daemon did not restart"; exit 1; }
 agent git ls-remote "$BASE/r.git" >/dev/null 2>&1
 agent git ls-remote "$BASE/other.git" >/dev/null 2>&1
-n_caches=$(find "$T/state/git-cache" -maxdepth 1 -name '*.git' | wc -l)
-[ "$n_caches" -eq 1 ] || diag "caches: $(ls -la "$T/state/git-cache")" "$(tail -5 "$T/daemon.log")"
-check "git_max_caches = 1: the least recently used cache is pruned" "$n_caches" -eq 1
+# Pruning runs after the reply: poll for it.
+one_cache() { [ "$(find "$T/state/git-cache" -maxdepth 1 -name '*.git' | wc -l)" -eq 1 ]; }
+ok "git_max_caches = 1: the least recently used cache is pruned" wait_until 10 one_cache
+gr_stop
+gr_conf "backend = static" "policy_file = $T/policy.conf" "git_max_cache_mb = 1"
+gr_start || { echo "Bail out! daemon did not restart"; exit 1; }
+agent git ls-remote "$BASE/r.git" >/dev/null 2>&1
+pruned_by_size() { grep -q 'larger than git_max_cache_mb' "$T/daemon.log" && one_cache; }
+ok "git_max_cache_mb = 1: older caches go until the rest fits (the newest, 50 MB, stays)" \
+	wait_until 10 pruned_by_size
 gr_stop
 gr_check_daemon_log
 tap_done
