@@ -11,6 +11,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 BUILD_DIR=${BUILD_DIR:-$here/../build}
+# Absolute: the scripts cd, pivot into new roots and enter namespaces, where
+# a BUILD_DIR relative to the caller's directory (BUILD_DIR=build) means nothing.
+BUILD_DIR=$(cd "$BUILD_DIR" && pwd) || { echo "BUILD_DIR '$BUILD_DIR' not found" >&2; exit 1; }
 quick=0
 [ "${1:-}" = --quick ] && quick=1
 runs=1000 clients=50 total=5000

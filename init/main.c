@@ -21,6 +21,7 @@
 #include "reaper.h"
 #include "seccomp_filter.h"
 #include "settings.h"
+#include "sidecarstep.h"
 #include "signals.h"
 #include "spawn.h"
 #include "userremap.h"
@@ -44,7 +45,8 @@ static int run(int argc, char **argv)
 	if (r != 0)
 		return r > 0 ? 0 : EXIT_INIT_USAGE;
 	if (cfg.check) {
-		if (config_load(&cfg) < 0 || fwstep_load(&fw, cfg.allowlist_path) < 0)
+		if (config_load(&cfg) < 0 || fwstep_load(&fw, cfg.allowlist_path) < 0 ||
+		    sidecarstep_load(&fw, cfg.remap.uid, cfg.remap.gid) < 0)
 			return EXIT_INIT_CONFIG;
 		(void)config_print_plan(&cfg);
 		return fwstep_print_check(&fw, stdout) < 0 ? EXIT_INIT_FIREWALL : 0;
@@ -61,6 +63,12 @@ static int run(int argc, char **argv)
 		return EXIT_INIT_CONFIG;
 	if (fwstep_load(&fw, cfg.allowlist_path) < 0)
 		return EXIT_INIT_CONFIG;
+	if (sidecarstep_load(&fw, cfg.remap.uid, cfg.remap.gid) < 0)
+		return EXIT_INIT_CONFIG;
+	/* Every capability the steps and the loop need, or no start: a run
+	 * without one would fail half way or leave PID 1 unable to drop. */
+	if (privdrop_check_caps(PRIVDROP_RUN_CAPS) < 0)
+		return EXIT_INIT_PRIVDROP;
 
 	/* 3. Firewall (resolve, one batch, verify; registers its loop sources). */
 	if (fwstep_start(&fw, &loop, &cfg.pid1_keep_caps) < 0)
@@ -111,9 +119,10 @@ static int run(int argc, char **argv)
 	r = logfd_install_stderr(TAKE_FD(logfd));
 	if (r < 0)
 		log_warn_errno(r, "Cannot install the non-blocking stderr: %s, continuing", strerror(-(r)));
-	r = privdrop_pid1(cfg.pid1_keep_caps);
-	if (r < 0)
-		log_error_errno(r, "Cannot drop PID 1's capabilities: %s, continuing", strerror(-(r)));
+	/* A PID 1 that cannot drop to exactly its loop set kills the agent
+	 * and exits: never the start-up capabilities beside a running agent. */
+	if (privdrop_pid1_or_kill(cfg.pid1_keep_caps, agent) < 0)
+		return EXIT_INIT_PRIVDROP;
 	memtrim_after_startup();
 	return loop_run(&loop);
 }

@@ -15,6 +15,7 @@
 #define CS_CLONE_NEWPID 0x20000000ULL
 #define CS_CLONE_NEWNET 0x40000000ULL
 #define CS_AF_NETLINK 16ULL
+#define CS_AF_ALG 38ULL
 #define CS_AF_PACKET 17ULL
 #define CS_AF_VSOCK 40ULL
 #define CS_SOCK_RAW 3ULL
@@ -22,6 +23,7 @@
 #define CS_SOCK_TYPE_MASK 0xfULL
 #define CS_TIOCSTI 0x5412ULL
 #define CS_TIOCLINUX 0x541cULL
+#define CS_TIOCSETD 0x5423ULL
 #define CS_LOW32 0xffffffffULL
 
 #define DENY(n) {.name = (n), .action = SECCOMP_RULE_EPERM}
@@ -90,15 +92,76 @@ static const struct seccomp_rule rules[] = {
 	DENY("delete_module"),
 	/* Opens any inode by handle, bypassing path permissions. */
 	DENY("open_by_handle_at"),
+	/* What Docker's default profile refuses in a container without extra
+	 * capabilities (tests/unit/test-seccomp-docker.c compares every
+	 * syscall number with it): the kernel would mostly refuse these for a
+	 * capability the agent lacks, but each is attack surface reached before
+	 * that check, or reachable without it. */
+	/* x86 segment descriptors and I/O ports: old local-root bugs. */
+	DENY("modify_ldt"),
+	DENY("iopl"),
+	DENY("ioperm"),
+	/* Compares kernel objects of other processes (a KASLR and fd-table
+	 * oracle); process_madvise acts on another process's memory. */
+	DENY("kcmp"),
+	DENY("process_madvise"),
+	/* NUMA placement: moves pages of other processes, or steers kernel
+	 * allocations (a tool for heap grooming). */
+	DENY("mbind"),
+	DENY("set_mempolicy"),
+	DENY("set_mempolicy_home_node"),
+	DENY("get_mempolicy"),
+	DENY("move_pages"),
+	DENY("migrate_pages"),
+	/* File-system and system administration. */
+	DENY("quotactl"),
+	DENY("quotactl_fd"),
+	DENY("chroot"),
+	DENY("acct"),
+	DENY("swapon"),
+	DENY("swapoff"),
+	DENY("syslog"),
+	DENY("reboot"),
+	DENY("sethostname"),
+	DENY("setdomainname"),
+	DENY("settimeofday"),
+	DENY("clock_settime"),
+	DENY("vhangup"),
+	DENY("fanotify_init"),
+	DENY("lookup_dcookie"),
+	/* Obsolete interfaces: little-tested kernel code (uselib loads an
+	 * a.out library; ustat, sysfs and _sysctl leak or poke kernel state). */
+	DENY("uselib"),
+	DENY("ustat"),
+	DENY("sysfs"),
+	DENY("_sysctl"),
+	/* Not implemented by Linux (ENOSYS without us; EPERM with us, as under
+	 * Docker), refused so a kernel that grows them gains no surface. */
+	DENY("create_module"),
+	DENY("get_kernel_syms"),
+	DENY("query_module"),
+	DENY("nfsservctl"),
+	DENY("getpmsg"),
+	DENY("putpmsg"),
+	DENY("afs_syscall"),
+	DENY("tuxcall"),
+	DENY("security"),
+	DENY("vserver"),
 	/* Injecting keystrokes into, or reconfiguring, the terminal: an agent
 	 * sharing the user's tty could type commands into the parent shell.
 	 * The kernel reads the command as 32 bits, so compare only those. */
 	DENY_IF("ioctl", 1, CS_LOW32, CS_TIOCSTI),
 	DENY_IF("ioctl", 1, CS_LOW32, CS_TIOCLINUX),
+	/* A new line discipline loads a (possibly module-backed, historically
+	 * buggy: n_gsm, n_hdlc, slcan) tty driver under the agent's control. */
+	DENY_IF("ioctl", 1, CS_LOW32, CS_TIOCSETD),
 	/* Raw and packet sockets sniff or forge traffic around the firewall;
 	 * vsock talks to the hypervisor. The family is an int: low 32 bits. */
 	DENY_IF("socket", 0, CS_LOW32, CS_AF_PACKET),
 	DENY_IF("socket", 0, CS_LOW32, CS_AF_VSOCK),
+	/* The kernel crypto API (AF_ALG) is a large surface with a history of
+	 * privilege escalations; user space has its own crypto. */
+	DENY_IF("socket", 0, CS_LOW32, CS_AF_ALG),
 	/* (AF_INET, SOCK_PACKET) is the obsolete spelling of a packet socket:
 	 * __sock_create() turns it into AF_PACKET, past the family rule
 	 * above. No family has another use for the type: refuse it in all. */

@@ -4,7 +4,9 @@
 #   2. clang build under ASan+UBSan: unit, fuzz replay, and as root the
 #      integration suite in Linux namespaces
 #   3. clang libFuzzer build: a short fuzzing run of every target
-#   4. test-sandbox.sh against the real container image, when it exists
+#   4. test-sandbox.sh and tests/e2e-agent.sh against the container image
+#      (built through bin/code-sandbox when missing; a counted SKIP when no
+#      engine works)
 # and ends with one line "N passed, M failed" summing every layer (TAP
 # subtests count one each; a plain test counts one).
 set -uo pipefail
@@ -68,13 +70,35 @@ else
 	status=1
 fi
 
-sandbox_tap=$out/test-sandbox.tap
-: >"$sandbox_tap"
+# The container layer: test-sandbox.sh and the real agent end to end, both
+# through bin/code-sandbox (the image is built when missing). Each prints one
+# counted "# SKIP" TAP line (and "SKIP: ..." on stderr) when there is no
+# working engine or no root; a script that dies without a "not ok" line still
+# counts as a failure.
+container_taps=()
+container_test() { # container_test NAME SCRIPT
+	local tap=$out/$1.tap st=0
+	container_taps+=("$tap")
+	step "$1"
+	BUILD_DIR=$out/gcc "$2" | tee "$tap"
+	st=${PIPESTATUS[0]}
+	if [ "$st" -ne 0 ]; then
+		status=1
+		grep -q '^not ok' "$tap" || echo "not ok - $1 exited with status $st" | tee -a "$tap"
+	fi
+}
 if [ -x ./test-sandbox.sh ]; then
-	step "test-sandbox.sh against the container image"
-	./test-sandbox.sh | tee "$sandbox_tap" || status=1
+	container_test test-sandbox ./test-sandbox.sh
+else
+	echo "not ok - test-sandbox.sh is missing or not executable" | tee "$out/test-sandbox.tap"
+	container_taps+=("$out/test-sandbox.tap")
+	status=1
 fi
+container_test e2e-agent tests/e2e-agent.sh
+
+# The Kubernetes Pod and Job of code-sandbox kube under podman kube play.
+container_test kube-play tests/kube/kube-play.sh
 
 step "summary"
-python3 tests/support/count-results.py "${logs[@]}" --tap "$fuzz_tap" "$sandbox_tap" || status=1
+python3 tests/support/count-results.py "${logs[@]}" --tap "$fuzz_tap" "${container_taps[@]}" || status=1
 exit $status

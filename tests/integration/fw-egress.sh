@@ -32,7 +32,7 @@ trap 'simnet_down; stage_cleanup' EXIT
 stage_dir STAGE cs-fw-egress && stage_vars "$STAGE" FW_PROBE || exit 1
 AGENT_UID=1000
 
-if ! simnet_up "cs-fwegress-$$"; then
+if ! simnet_up "${SIMNET_PREFIX:-cs}-fwegress-$$"; then
 	echo "1..0 # SKIP simnet_up failed"
 	exit 77
 fi

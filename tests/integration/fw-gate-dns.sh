@@ -47,7 +47,7 @@ TABLE=cs_gate_test
 # 2 s grace, so an admitted address lives 5 s (production: 30 s + 30 s).
 export SIMNET_DNS_TTL=1
 
-if ! simnet_up "cs-fwgate-$$"; then
+if ! simnet_up "${SIMNET_PREFIX:-cs}-fwgate-$$"; then
 	echo "1..0 # SKIP simnet_up failed"
 	exit 77
 fi

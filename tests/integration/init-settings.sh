@@ -37,8 +37,19 @@ locked() { # locked LABEL PROFILE-FILE
 		"$(stat -c %F:%U:%G:%a "$local_" 2>&1)" = "regular file:root:root:444"
 }
 
+# repaired LABEL FILE WHAT: one warning line says FILE was repaired and
+# what was wrong with it (issue 10 item 5).
+repaired() {
+	local n
+	n=$(grep -c "warn: Repaired ${2#"$IE"} (was: " "$IE/out/err")
+	check "$1: one line says ${2#"$IE"} was repaired ($n)" "$n" -eq 1
+	ok "$1: it names '$3'" grep -q "warn: Repaired ${2#"$IE"} (was: .*$3" "$IE/out/err"
+}
+no_repairs() { nok "$1: no 'Repaired' line" grep -q 'Repaired' "$IE/out/err"; }
+
 start "first start (default profile)"
 locked "strict by default" "$strict"
+no_repairs "first start"
 for d in "$IE/etc/claude-code" "$IE/etc"; do
 	check "${d#"$IE"} is root-owned and not group/other-writable ($(stat -c %U:%a "$d"))" \
 		"$(stat -c %U "$d"):$(($(stat -c 0%a "$d") & 022))" = root:0
@@ -69,12 +80,21 @@ rm -f "$user" && ln -s "$IE/out/victim" "$user"
 rm -f "$local_" && ln -s "$IE/out/victim" "$local_"
 start "settings replaced by symlinks"
 locked "symlinks replaced" "$strict"
+repaired "symlinks" "$user" "a symlink"
+repaired "symlinks" "$local_" "a symlink"
+grep 'Repaired' "$IE/out/err" | sed 's/^/#   /'
+start "a warm start after the repair"
+no_repairs "warm start"
 check "nothing was written through the symlinks" "$(sha256sum <"$IE/out/victim")" = "$victim_sum"
 
 chmod 0666 "$user" "$managed"
 chown 3100:3100 "$user" "$local_"
 start "settings chmod/chowned"
 locked "modes and owners restored" "$strict"
+repaired "chmod" "$managed" "mode 0666 (expected 0444)"
+repaired "chmod/chown" "$user" "owner 3100:3100 (expected root:root), mode 0666 (expected 0444)"
+repaired "chown" "$local_" "owner 3100:3100 (expected root:root)"
+grep 'Repaired' "$IE/out/err" | sed 's/^/#   /' 
 
 chmod 0644 "$user" "$managed"
 printf '{"permissions":{"defaultMode":"bypassPermissions"}}\n' >"$user"
@@ -82,10 +102,15 @@ printf '{"permissions":{"defaultMode":"bypassPermissions"}}\n' >"$managed"
 printf '{"permissions":{"allow":["Bash(*)"]}}\n' >"$local_"
 start "settings edited"
 locked "edits undone" "$strict"
+repaired "edited" "$managed" "mode 0644 (expected 0444), content differs ([0-9]* bytes, expected $(wc -c <"$strict"))"
+repaired "edited" "$user" "content differs"
+repaired "edited" "$local_" "content differs (38 bytes, expected 3)"
+grep 'Repaired' "$IE/out/err" | sed 's/^/#   /' 
 
 rm -f "$user" "$local_" "$managed"
 start "settings deleted"
 locked "deleted files re-installed" "$strict"
+no_repairs "deleted files (installed, not repaired)"
 
 rm -rf "$IE/home/devuser/.claude"
 mkdir "$IE/out/evil-dir"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Names and numbers shared by the firewall's pieces (batch builder, netlink
+/* Names and numbers shared by the firewall's pieces (batch builder in lib/, netlink
  * transport, DNS gate, blocked-packet logger) and its tests. */
 #ifndef CS_FWCONST_H
 #define CS_FWCONST_H

@@ -29,8 +29,8 @@ struct fwstep {
 
 /* Step 2. allowlist_path: --allowlist or NULL. Returns 0, or a negative
  * errno after logging the details and sandbox-init's one failure line
- * (init/fail.h; exit EXIT_INIT_CONFIG). Only sandbox-init links this file
- * with init's fail.c. */
+ * (init/fail.h; exit EXIT_INIT_CONFIG). Built into sandbox-init itself,
+ * between libinit and libfirewall (init/meson.build). */
 int fwstep_load(struct fwstep *s, const char *allowlist_path);
 
 /* --check, after fwstep_load(). Returns 0 or a negative errno. */
