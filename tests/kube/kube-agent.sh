@@ -35,7 +35,7 @@ kv k_audit_visible "$(test -e /var/log/code-sandbox && echo yes || echo no)"
 kv k_secret_env "$(env | grep -c -i -E 'token|secret|password' || true)"
 
 # A request through the sidecar: the policy denies it, the sidecar audits it.
-/usr/libexec/code-sandbox/wrappers/git ls-remote https://198.51.100.20/team/project.git >/tmp/git.out 2>&1
+git ls-remote https://198.51.100.20/team/project.git >/tmp/git.out 2>&1
 kv k_wrapper_status "$?"
 kv k_wrapper_msg "$(head -1 /tmp/git.out | tr '=' ':')"
 echo PROBE-END
