@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "execd.h"
+#include "gitrelayd.h"
 #include "log.h"
 #include "macros.h"
 #include "pathmap.h"
@@ -597,7 +598,7 @@ static void handle(struct req_state *s)
 		return; /* connected and left: nothing was asked */
 	if (r >= 0)
 		r = wire_parse_header(hdr, sizeof(hdr), d->conf->max_frame, &h);
-	if (r >= 0 && h.type != WIRE_TYPE_REQUEST)
+	if (r >= 0 && h.type != WIRE_TYPE_REQUEST && h.type != WIRE_TYPE_GIT)
 		r = -EBADMSG;
 	if (r >= 0) {
 		frame = malloc(WIRE_HEADER_SIZE + (size_t)h.payload_len);
@@ -609,6 +610,13 @@ static void handle(struct req_state *s)
 		if (h.payload_len > 0)
 			r = recv_exact(s, frame + WIRE_HEADER_SIZE, h.payload_len, &s->t0,
 				       d->conf->request_read_timeout_ms, false);
+	}
+	/* A git relay frame goes to the relay (execd/gitrelay.c), which
+	 * decodes, authenticates and audits it itself. */
+	if (r >= 0 && h.type == WIRE_TYPE_GIT) {
+		gitrelay_handle(d, s->conn, &s->cred, s->id, frame,
+				WIRE_HEADER_SIZE + (size_t)h.payload_len, s->fds, &s->n_fds);
+		return;
 	}
 	/* 2. Decode completely before anything acts on it. */
 	if (r >= 0)

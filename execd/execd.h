@@ -90,6 +90,7 @@ struct execd {
 	char *tool_paths[EXECDCONF_MAX_TOOLS]; /* realpath()s, same order as conf->tools */
 	int root_fds[PATHMAP_MAX_ENTRIES];     /* O_PATH fds of the host roots */
 	int root_dir_fd;                       /* "/", a neutral directory for helpers */
+	struct gitrelay *relay;                /* execd/gitrelay.c; NULL when unavailable */
 	char **base_env;                       /* allowlisted environment, built at start */
 	char launch_id[17];
 

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "execd.h"
+#include "gitrelayd.h"
 #include "log.h"
 #include "macros.h"
 
@@ -443,6 +444,9 @@ int main(int argc, char **argv)
 	}
 	if (dispatch_build_base_env(d) < 0)
 		goto out;
+	/* Without a relay (no git, unusable cache directory: logged) tools
+	 * are still served; git requests are refused. */
+	(void)gitrelay_init(d);
 	{
 		unsigned char rnd[8];
 
@@ -487,6 +491,7 @@ out:
 	if (d->backend)
 		d->ops->close(d->backend);
 	audit_close(d->audit);
+	gitrelay_done(d);
 	for (size_t i = 0; i < conf.n_tools; i++)
 		free(d->tool_paths[i]);
 	for (size_t i = 0; i < PATHMAP_MAX_ENTRIES; i++)

@@ -135,6 +135,7 @@ int firewall_config_load(struct firewall_config *c, const char *allowlist_path,
 	_cleanup_free_ struct nftbatch_elem *lit = NULL;
 	_cleanup_free_ char *text = NULL;
 	size_t n_lit = 0, len = 0;
+	const char *dns;
 	struct stat st;
 	int r;
 
@@ -171,8 +172,17 @@ int firewall_config_load(struct firewall_config *c, const char *allowlist_path,
 	 * nothing can be resolved. */
 	if (!resolv_conf)
 		resolv_conf = FIREWALL_RESOLV_CONF;
-	r = read_small_file(resolv_conf, &text, &len, &st);
-	if (r < 0)
+	dns = secure_getenv(FIREWALL_ENV_DNS);
+	if (dns) {
+		/* The launcher's choice (a read-only root whose resolv.conf it
+		 * points at the gate itself); never a silent fallback. */
+		r = resolve_parse_server_list(dns, c->servers, RESOLVE_MAX_SERVERS);
+		if (r < 0)
+			return log_error_errno(r, FIREWALL_ENV_DNS "='%s' is not a list of at most %d IP addresses",
+					       dns, RESOLVE_MAX_SERVERS);
+		c->n_servers = (size_t)r;
+		resolv_conf = FIREWALL_ENV_DNS;
+	} else if ((r = read_small_file(resolv_conf, &text, &len, &st)) < 0)
 		log_warn_errno(r, "Failed to read '%s': %s, resolving nothing", resolv_conf, strerror(-r));
 	else if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
 		/* Whoever can write it picks the upstream of the next start
@@ -195,7 +205,8 @@ int firewall_config_load(struct firewall_config *c, const char *allowlist_path,
 		if ((s->family == AF_INET && s->addr.v4.s_addr == htonl(INADDR_LOOPBACK)) ||
 		    (s->family == AF_INET6 && memcmp(&s->addr.v6, &lo6, sizeof(lo6)) == 0))
 			return log_error_errno(-EINVAL,
-					       "Nameserver in '%s' is the DNS gate's own address",
+					       "Nameserver in '%s' is the DNS gate's own address (a read-only resolv.conf needs "
+					       FIREWALL_ENV_DNS ")",
 					       resolv_conf);
 	}
 	return 0;
@@ -443,6 +454,7 @@ int firewall_install(const struct firewall_config *c, struct firewall **ret,
 			.n_upstreams = c->n_servers,
 			.elems = all,
 			.n_elems = n_all,
+			.sidecar = c->sidecar,
 		};
 
 		for (size_t i = 0; i < c->n_servers; i++) {
@@ -603,7 +615,8 @@ int firewall_print_check(const struct firewall_config *c, FILE *f)
 					       .upstreams = ups,
 					       .n_upstreams = c->n_servers,
 					       .elems = c->literals,
-					       .n_elems = c->n_literals };
+					       .n_elems = c->n_literals,
+					       .sidecar = c->sidecar };
 		r = nftbatch_build_ruleset(&b, &cfg, buf, size, 1);
 	}
 	if (r < 0)
@@ -657,6 +670,23 @@ int firewall_resolv_conf_write(const struct firewall_config *c, const char *path
 		r = negative_errno();
 	(void)close(fd);
 	return r;
+}
+
+bool firewall_resolv_conf_points_at_gate(const char *path)
+{
+	static const struct in6_addr lo6 = IN6ADDR_LOOPBACK_INIT;
+	struct resolve_server servers[RESOLVE_MAX_SERVERS];
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0, n;
+
+	if (read_small_file(path, &text, &len, NULL) < 0)
+		return false;
+	n = resolve_parse_nameservers(text, len, servers, RESOLVE_MAX_SERVERS);
+	for (size_t i = 0; i < n; i++)
+		if (!((servers[i].family == AF_INET && servers[i].addr.v4.s_addr == htonl(INADDR_LOOPBACK)) ||
+		      (servers[i].family == AF_INET6 && memcmp(&servers[i].addr.v6, &lo6, sizeof(lo6)) == 0)))
+			return false;
+	return n > 0;
 }
 
 int firewall_teardown(struct firewall *fw)

@@ -60,6 +60,41 @@ size_t resolve_parse_resolv_conf(const char *text, size_t len, struct resolve_se
 	return n > 0 ? n : parse_lines(text, len, "nameserver ", servers, max);
 }
 
+size_t resolve_parse_nameservers(const char *text, size_t len, struct resolve_server *servers,
+				 size_t max)
+{
+	return parse_lines(text, len, "nameserver ", servers, max);
+}
+
+int resolve_parse_server_list(const char *list, struct resolve_server *servers, size_t max)
+{
+	size_t n = 0;
+
+	for (const char *p = list; *p;) {
+		char addr[INET6_ADDRSTRLEN + 1];
+		size_t k = strcspn(p, ", \t");
+
+		if (k == 0) {
+			p++;
+			continue;
+		}
+		if (k >= sizeof(addr))
+			return -EINVAL;
+		memcpy(addr, p, k);
+		addr[k] = '\0';
+		p += k;
+		if (n >= max)
+			return -E2BIG;
+		if (inet_pton(AF_INET, addr, &servers[n].addr.v4) == 1)
+			servers[n++].family = AF_INET;
+		else if (inet_pton(AF_INET6, addr, &servers[n].addr.v6) == 1)
+			servers[n++].family = AF_INET6;
+		else
+			return -EINVAL;
+	}
+	return n > 0 ? (int)n : -EINVAL;
+}
+
 /* Every line "KEY ADDR" (key includes its trailing blank; tabs accepted in
  * its place). */
 static size_t parse_lines(const char *text, size_t len, const char *key, struct resolve_server *servers,

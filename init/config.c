@@ -11,6 +11,7 @@
 #include "fail.h"
 #include "fileio.h"
 #include "profile.h"
+#include "runtimedir.h"
 #include "seccomp_rules.h"
 
 static char *default_command[] = {(char *)INIT_DEFAULT_COMMAND, NULL};
@@ -155,10 +156,10 @@ static int load_identity(struct init_config *cfg)
 	unsigned uid, gid;
 	int r;
 
-	r = fileio_read(AT_FDCWD, INIT_PASSWD_PATH, INIT_FILE_MAX, &cfg->passwd_text, &cfg->passwd_len);
+	r = fileio_read(AT_FDCWD, runtimedir_source(INIT_PASSWD_PATH), INIT_FILE_MAX, &cfg->passwd_text, &cfg->passwd_len);
 	if (r < 0)
 		return init_fail("identity", r, "cannot read " INIT_PASSWD_PATH);
-	r = fileio_read(AT_FDCWD, INIT_GROUP_PATH, INIT_FILE_MAX, &cfg->group_text, &cfg->group_len);
+	r = fileio_read(AT_FDCWD, runtimedir_source(INIT_GROUP_PATH), INIT_FILE_MAX, &cfg->group_text, &cfg->group_len);
 	if (r < 0)
 		return init_fail("identity", r, "cannot read " INIT_GROUP_PATH);
 	r = userdb_lookup(cfg->passwd_text, cfg->passwd_len, INIT_USER, &u);

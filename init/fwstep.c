@@ -58,6 +58,14 @@ int fwstep_start(struct fwstep *s, struct loop *loop, uint64_t *keep_caps)
 		if (r < 0)
 			return init_fail("firewall", r, "cannot start the DNS gate");
 		r = firewall_resolv_conf_write(&s->cfg, FIREWALL_RESOLV_CONF, gate_has_ipv6(s->gate));
+		/* EROFS/EACCES/EPERM: a read-only root or bind mount. Fine
+		 * when the launcher already pointed it at the gate (and passed
+		 * the upstream in CODE_SANDBOX_DNS). */
+		if ((r == -EROFS || r == -EACCES || r == -EPERM) &&
+		    firewall_resolv_conf_points_at_gate(FIREWALL_RESOLV_CONF)) {
+			log_debug("%s is read-only and already points at the DNS gate", FIREWALL_RESOLV_CONF);
+			r = 0;
+		}
 		if (r < 0)
 			return init_fail("firewall", r, "cannot point %s at the DNS gate",
 					 FIREWALL_RESOLV_CONF);

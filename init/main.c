@@ -21,6 +21,7 @@
 #include "reaper.h"
 #include "seccomp_filter.h"
 #include "settings.h"
+#include "sidecarstep.h"
 #include "signals.h"
 #include "spawn.h"
 #include "userremap.h"
@@ -55,7 +56,8 @@ static int run(int argc, char **argv)
 	if (r != 0)
 		return r > 0 ? 0 : EXIT_INIT_USAGE;
 	if (cfg.check) {
-		if (config_load(&cfg) < 0 || fwstep_load(&fw, cfg.allowlist_path) < 0)
+		if (config_load(&cfg) < 0 || fwstep_load(&fw, cfg.allowlist_path) < 0 ||
+		    sidecarstep_load(&fw, cfg.remap.uid, cfg.remap.gid) < 0)
 			return EXIT_INIT_CONFIG;
 		(void)config_print_plan(&cfg);
 		return fwstep_print_check(&fw, stdout) < 0 ? EXIT_INIT_FIREWALL : 0;
@@ -71,6 +73,8 @@ static int run(int argc, char **argv)
 	if (config_load(&cfg) < 0)
 		return EXIT_INIT_CONFIG;
 	if (fwstep_load(&fw, cfg.allowlist_path) < 0)
+		return EXIT_INIT_CONFIG;
+	if (sidecarstep_load(&fw, cfg.remap.uid, cfg.remap.gid) < 0)
 		return EXIT_INIT_CONFIG;
 	/* Every capability the steps and the loop need, or no start: a run
 	 * without one would fail half way or leave PID 1 unable to drop. */

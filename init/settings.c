@@ -16,6 +16,7 @@
 #include "fileio.h"
 #include "log.h"
 #include "macros.h"
+#include "runtimedir.h"
 #include "userdb.h"
 
 /* NAME + ".moved-aside-" + 16 hex digits. */
@@ -239,7 +240,18 @@ int settings_lock(const char *home, uid_t uid, gid_t gid, const char *profile, s
 		return init_fail("settings", -errno, "cannot open /etc without following symlinks");
 	if (!dir_is_locked(&st))
 		return init_fail("settings", 0, "/etc is not root-owned or is writable by group or others");
-	ccfd = open_owned_dir(etcfd, "/etc", SETTINGS_MANAGED_DIR, 0755, 0, 0, true);
+	if (runtimedir_is_runtime_link(SETTINGS_MANAGED_DIR)) {
+		/* Read-only root: the image links it into the root-owned
+		 * runtime tmpfs (runtimedir.h). Any other link is replaced by a
+		 * directory below, as always (or fails on a read-only /etc). */
+		_cleanup_close_ int runfd = -1;
+
+		runfd = runtimedir_open("settings");
+		if (runfd < 0)
+			return runfd;
+		ccfd = open_owned_dir(runfd, RUNTIMEDIR_PATH, SETTINGS_MANAGED_DIR, 0755, 0, 0, true);
+	} else
+		ccfd = open_owned_dir(etcfd, "/etc", SETTINGS_MANAGED_DIR, 0755, 0, 0, true);
 	if (ccfd < 0)
 		return ccfd;
 	r = install_file(ccfd, "/etc/" SETTINGS_MANAGED_DIR, SETTINGS_MANAGED_FILE, profile, len);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "authz_git.h"
 #include "authzjson.h"
 #include "macros.h"
 #include "wire.h"
@@ -270,6 +271,8 @@ int auditrec_format_decision(const struct auditrec_chain *c, const struct auditr
 		r = add_str(o, "rule", d->rule);
 	if (r >= 0)
 		r = add_str(o, "backend", d->backend);
+	if (r >= 0 && d->git)
+		r = add_obj(o, "git", authz_git_to_json(d->git));
 	if (r < 0)
 		return r;
 	return record_finish(o, ret_line, ret_len);

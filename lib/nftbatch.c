@@ -40,6 +40,7 @@
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <netinet/icmp6.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +67,7 @@
 #define LOOPBACK_IFINDEX 1 /* "lo" is ifindex 1 in every network namespace */
 
 #define NFTBATCH_HDR_SLACK 256 /* batch begin/end and rounding */
-#define NFTBATCH_RULES_MAX 96
+#define NFTBATCH_RULES_MAX (96 + 2 * NFTBATCH_MAX_UPSTREAMS + NFTBATCH_MAX_SIDECAR_DESTS)
 #define NFTBATCH_ELEM_BOUND 96
 
 /* Never allowed even when a name resolves to them (cloud metadata and
@@ -927,6 +928,98 @@ static int alloc_objects(struct nftbatch *b)
 	return b->chains && b->sets && b->rules ? 0 : -ENOMEM;
 }
 
+/* meta skuid SIDECAR: the sidecar's socket owner (lib/sidecar.h). Only a
+ * socket created by a process running as that UID matches; packets without
+ * a socket (forwarded, kernel-generated) never do. */
+static void rb_skuid(struct rb *rb, uint32_t uid)
+{
+	rb_meta_eq(rb, NFT_META_SKUID, &uid, sizeof(uid));
+	rb_text(rb, "meta skuid %" PRIu32 " ", uid);
+}
+
+/* meta skuid SIDECAR ip daddr UPSTREAM udp dport 53 accept   (and tcp)
+ * The sidecar resolves its own destinations with the upstream directly,
+ * like PID 1: its resolv.conf is the cluster's, not the gate (the gate
+ * answers only the agent's allowlist). Placed next to PID 1's rule, before
+ * "udp dport 53 jump blocked", which still refuses every other UID. */
+static int build_sidecar_dns_rules(struct ctx *c, const struct nftbatch_config *cfg)
+{
+	const struct nftbatch_sidecar *sc = cfg->sidecar;
+	struct rb rb;
+	int r;
+
+	if (!sc)
+		return 0;
+	for (size_t i = 0; i < cfg->n_upstreams; i++)
+		for (int tcp = 0; tcp < 2; tcp++) {
+			const struct nftbatch_elem *u = &cfg->upstreams[i];
+
+			r = rb_begin(c, &rb, CHAIN_OUTPUT);
+			if (r < 0)
+				return r;
+			rb_skuid(&rb, sc->uid);
+			rb_daddr(&rb, u->family, elem_bytes(u), addr_bits(u->family));
+			rb_dport(&rb, tcp ? IPPROTO_TCP : IPPROTO_UDP, 53, 53);
+			rb_verdict(&rb, NF_ACCEPT, NULL);
+			r = rb_commit(c, &rb);
+			if (r < 0)
+				return r;
+		}
+	return 0;
+}
+
+/* meta skuid SIDECAR ip daddr NET tcp dport LO-HI counter accept
+ * The sidecar's own destinations (git remotes, APIs the credentials are
+ * for). After the link-local and metadata blocks, so no destination list
+ * opens those; before the agent's sets, and the agent's UID never matches. */
+static int build_sidecar_dest_rules(struct ctx *c, const struct nftbatch_config *cfg)
+{
+	const struct nftbatch_sidecar *sc = cfg->sidecar;
+	struct rb rb;
+	int r;
+
+	if (!sc)
+		return 0;
+	for (size_t i = 0; i < sc->n_dests; i++) {
+		const struct nftbatch_elem *d = &sc->dests[i];
+
+		r = rb_begin(c, &rb, CHAIN_OUTPUT);
+		if (r < 0)
+			return r;
+		rb_skuid(&rb, sc->uid);
+		rb_daddr(&rb, d->family, elem_bytes(d), d->prefix_len);
+		rb_dport(&rb, IPPROTO_TCP, d->port_lo, d->port_hi);
+		rb_counter(&rb);
+		rb_verdict(&rb, NF_ACCEPT, NULL);
+		r = rb_commit(c, &rb);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* The sidecar exemption is well formed: a non-root UID, bounded valid
+ * destinations without timeouts. */
+static int check_sidecar(const struct nftbatch_sidecar *sc)
+{
+	if (!sc)
+		return 0;
+	if (sc->uid == 0 || sc->uid == UINT32_MAX)
+		return -EINVAL;
+	if (sc->n_dests > NFTBATCH_MAX_SIDECAR_DESTS)
+		return -E2BIG;
+	if (sc->n_dests > 0 && !sc->dests)
+		return -EINVAL;
+	for (size_t i = 0; i < sc->n_dests; i++) {
+		int r = elem_valid(&sc->dests[i]);
+		if (r < 0)
+			return r;
+		if (sc->dests[i].timeout_ms != 0 || sc->dests[i].port_lo > sc->dests[i].port_hi)
+			return -EINVAL;
+	}
+	return 0;
+}
+
 static int build_rules(struct ctx *c, const struct nftbatch_config *cfg)
 {
 	static const struct in6_addr lo6 = IN6ADDR_LOOPBACK_INIT;
@@ -1025,6 +1118,9 @@ static int build_rules(struct ctx *c, const struct nftbatch_config *cfg)
 				rb_dport(&rb, tcp ? IPPROTO_TCP : IPPROTO_UDP, 53, 53);
 				rb_verdict(&rb, NF_ACCEPT, NULL);
 			});
+	r = build_sidecar_dns_rules(c, cfg);
+	if (r < 0)
+		return r;
 	/* udp dport 53 counter jump blocked   (and tcp)
 	 * Any other DNS, including other loopback resolvers such as Docker's
 	 * 127.0.0.11 and an allowlisted host's port 53: only the gate
@@ -1148,6 +1244,9 @@ static int build_rules(struct ctx *c, const struct nftbatch_config *cfg)
 			rb_verdict(&rb, NFT_JUMP, CHAIN_BLOCKED);
 		});
 	}
+	r = build_sidecar_dest_rules(c, cfg);
+	if (r < 0)
+		return r;
 	/* ip daddr . tcp dport @allow_v4 counter accept   (ip6 ... @allow_v6)
 	 * The allowlist: address and port together. */
 	RULE(CHAIN_OUTPUT, rb_lookup(&rb, AF_INET); rb_counter(&rb); rb_verdict(&rb, NF_ACCEPT, NULL));
@@ -1199,6 +1298,9 @@ int nftbatch_build_ruleset(struct nftbatch *b, const struct nftbatch_config *cfg
 		if (cfg->upstreams[i].family != AF_INET && cfg->upstreams[i].family != AF_INET6)
 			return -EINVAL;
 	r = check_elems(cfg->elems, cfg->n_elems);
+	if (r < 0)
+		return r;
+	r = check_sidecar(cfg->sidecar);
 	if (r < 0)
 		return r;
 	r = alloc_objects(b);
