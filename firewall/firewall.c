@@ -323,6 +323,11 @@ static int resolved_elems(const struct firewall_config *c, const struct resolve_
 						 : netaddr_class_to_string(netaddr_classify(a->family, raddr(a))));
 				continue;
 			}
+			/* Named by the file's own entry ('special'): that entry's
+			 * element opens it, on its ports only, never the name's. */
+			if (netaddr_is_forbidden(a->family, raddr(a)) ||
+			    allowlist_addr_is_gateway(&c->al, a->family, raddr(a)))
+				continue;
 			if (n == cap) {
 				struct nftbatch_elem *p = realloc(out, 2 * cap * sizeof(*out));
 				if (!p)

@@ -545,6 +545,13 @@ static void answer_ready(struct gate *g, struct gate_pending *p, struct dnsmsg_a
 				    why);
 			continue;
 		}
+		/* Named by the file's own entry ('special'): that entry's
+		 * element opens it, on that entry's ports only. The answer
+		 * keeps it, but the name's ports never widen it. */
+		if (c != NETADDR_PUBLIC) {
+			a->addrs[kept++] = *ad;
+			continue;
+		}
 		cap = dyn_admit(g, h, ad, now, admit_timeout_ms(g, ad->ttl));
 		if (cap) {
 			char addr[INET6_ADDRSTRLEN], why[160];

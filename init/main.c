@@ -36,6 +36,17 @@ static struct fwstep fw;
 /* PID 1's non-blocking stderr between its opening and installation. */
 static int logfd = -1;
 
+/* The spawn's before_exec: PID 1 drops to exactly its loop set while the
+ * agent's child waits before its execve; on failure the child is killed
+ * unexec'd and PID 1 exits with EXIT_INIT_PRIVDROP. */
+static int drop_pid1(void *userdata, int *ret_exit)
+{
+	const uint64_t *keep = userdata;
+
+	*ret_exit = EXIT_INIT_PRIVDROP;
+	return privdrop_pid1_or_kill(*keep, 0);
+}
+
 static int run(int argc, char **argv)
 {
 	pid_t agent;
@@ -103,6 +114,8 @@ static int run(int argc, char **argv)
 				.gid = cfg.remap.gid,
 				.filter = filter,
 				.sigmask = &sigs.saved_mask,
+				.before_exec = drop_pid1,
+				.userdata = &cfg.pid1_keep_caps,
 			},
 			&agent, &code);
 	if (r < 0)
@@ -113,16 +126,13 @@ static int run(int argc, char **argv)
 	filter = NULL;
 	config_free(&cfg);
 
-	/* 7. PID 1 logs without blocking on the terminal the agent now owns,
-	 *    keeps only CAP_KILL (plus what step 3 registered), then reaps,
-	 *    forwards signals and exits with the agent's status. */
+	/* 7. PID 1, already down to CAP_KILL (plus what step 3 registered:
+	 *    drop_pid1 ran before the agent's execve), logs without blocking on
+	 *    the terminal the agent now owns, reaps, forwards signals and exits
+	 *    with the agent's status. */
 	r = logfd_install_stderr(TAKE_FD(logfd));
 	if (r < 0)
 		log_warn_errno(r, "Cannot install the non-blocking stderr: %s, continuing", strerror(-(r)));
-	/* A PID 1 that cannot drop to exactly its loop set kills the agent
-	 * and exits: never the start-up capabilities beside a running agent. */
-	if (privdrop_pid1_or_kill(cfg.pid1_keep_caps, agent) < 0)
-		return EXIT_INIT_PRIVDROP;
 	memtrim_after_startup();
 	return loop_run(&loop);
 }

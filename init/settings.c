@@ -90,9 +90,15 @@ static int check_file(int dirfd, const char *name, const char *buf, size_t len, 
 	why[0] = '\0';
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
-		if (errno == ELOOP)
+		r = -errno;
+		/* Present but not openable (a socket: ENXIO) is a repair too. */
+		if (r == -ELOOP)
 			why_add(why, why_size, "a symlink");
-		return -errno;
+		else if (r != -ENOENT)
+			why_add(why, why_size,
+				fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? file_type(st.st_mode)
+										 : "not openable");
+		return r;
 	}
 	if (fstat(fd, &st) < 0)
 		return -errno;
@@ -168,10 +174,17 @@ static int open_owned_dir(int dirfd, const char *where, const char *name, mode_t
 			  gid_t gid, bool force_mode)
 {
 	_cleanup_close_ int fd = -1;
+	char why[SETTINGS_WHY_MAX] = "", one[96];
+	bool created = false;
 	struct stat st;
 
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && (errno == ENOTDIR || errno == ELOOP)) {
+		/* O_DIRECTORY | O_NOFOLLOW answers ENOTDIR for a symlink too. */
+		why_add(why, sizeof(why),
+			errno == ELOOP || (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+				? "a symlink"
+				: "not a directory");
 		if (unlinkat(dirfd, name, 0) < 0)
 			return init_fail("settings", -errno, "cannot remove the non-directory %s/%s", where, name);
 		errno = ENOENT;
@@ -181,15 +194,31 @@ static int open_owned_dir(int dirfd, const char *where, const char *name, mode_t
 			return init_fail("settings", -errno, "cannot create %s/%s", where, name);
 		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		force_mode = true;
+		created = true;
 	}
 	if (fd < 0)
 		return init_fail("settings", -errno, "cannot open %s/%s", where, name);
 	if (fstat(fd, &st) < 0)
 		return init_fail("settings", -errno, "cannot stat %s/%s", where, name);
-	if ((st.st_uid != uid || st.st_gid != gid) && fchown(fd, uid, gid) < 0)
-		return init_fail("settings", -errno, "cannot re-own %s/%s", where, name);
-	if (force_mode && (st.st_mode & 07777) != mode && fchmod(fd, mode) < 0)
-		return init_fail("settings", -errno, "cannot chmod %s/%s", where, name);
+	if (st.st_uid != uid || st.st_gid != gid) {
+		if (fchown(fd, uid, gid) < 0)
+			return init_fail("settings", -errno, "cannot re-own %s/%s", where, name);
+		(void)snprintf(one, sizeof(one), "owner %u:%u (expected %u:%u)", (unsigned)st.st_uid,
+			       (unsigned)st.st_gid, (unsigned)uid, (unsigned)gid);
+		if (!created)
+			why_add(why, sizeof(why), one);
+	}
+	if (force_mode && (st.st_mode & 07777) != mode) {
+		if (fchmod(fd, mode) < 0)
+			return init_fail("settings", -errno, "cannot chmod %s/%s", where, name);
+		(void)snprintf(one, sizeof(one), "mode %04o (expected %04o)", (unsigned)(st.st_mode & 07777),
+			       (unsigned)mode);
+		if (!created)
+			why_add(why, sizeof(why), one);
+	}
+	/* Never silent (a first start simply creates it). */
+	if (why[0])
+		log_warn("Repaired %s/%s (was: %s)", where, name, why);
 	return TAKE_FD(fd);
 }
 

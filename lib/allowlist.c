@@ -789,6 +789,29 @@ static bool equal_nocase(const char *a, const char *b, size_t n)
 	return true;
 }
 
+/* True when a public suffix lies strictly between the suffix entry's
+ * name (the last en bytes of name[0..n)) and name itself: ".amazonaws.com"
+ * is no public suffix, but "s3.amazonaws.com" below it is, so
+ * "bucket.s3.amazonaws.com" is anyone's. The name itself may be one (the
+ * suffix operator's own host). Fails closed without the list. */
+static bool public_suffix_between(const char *name, size_t n, size_t en)
+{
+	const psl_ctx_t *psl = psl_builtin();
+	char lower[ALLOWLIST_MAX_NAME + 1];
+
+	if (!psl)
+		return true;
+	for (size_t i = 0; i < n; i++)
+		lower[i] = to_lower(name[i]);
+	lower[n] = '\0';
+	/* Each parent of name longer than the entry: the label boundaries
+	 * in lower[1 .. n - en - 1). */
+	for (size_t i = n - en - 1; i-- > 1;)
+		if (lower[i - 1] == '.' && psl_is_public_suffix2(psl, lower + i, PSL_TYPE_ANY))
+			return true;
+	return false;
+}
+
 static bool entry_admits(const struct allowlist_entry *e, const char *name, size_t n)
 {
 	size_t en;
@@ -799,9 +822,9 @@ static bool entry_admits(const struct allowlist_entry *e, const char *name, size
 	if (n == en)
 		return equal_nocase(name, e->name, n);
 	/* Only on a label boundary: ".example.com" admits "a.example.com",
-	 * never "badexample.com". */
+	 * never "badexample.com"; and never past an inner public suffix. */
 	return e->kind == ALLOWLIST_NAME_SUFFIX && n > en && name[n - en - 1] == '.' &&
-	       equal_nocase(name + n - en, e->name, en);
+	       equal_nocase(name + n - en, e->name, en) && !public_suffix_between(name, n, en);
 }
 
 const struct allowlist_entry *allowlist_match_name_next(const struct allowlist *al,

@@ -14,6 +14,7 @@
 #define CS_CLONE_NEWUSER 0x10000000ULL
 #define CS_CLONE_NEWPID 0x20000000ULL
 #define CS_CLONE_NEWNET 0x40000000ULL
+#define CS_AF_UNIX 1ULL
 #define CS_AF_NETLINK 16ULL
 #define CS_AF_ALG 38ULL
 #define CS_AF_PACKET 17ULL
@@ -162,6 +163,30 @@ static const struct seccomp_rule rules[] = {
 	/* The kernel crypto API (AF_ALG) is a large surface with a history of
 	 * privilege escalations; user space has its own crypto. */
 	DENY_IF("socket", 0, CS_LOW32, CS_AF_ALG),
+	/* Every other family (TIPC, RDS, CAN, X25, LLC, Bluetooth, KEY,
+	 * ...): kernel code no developer workload needs, with a history of
+	 * local privilege escalations, and on a host with modules a socket()
+	 * of one loads its module into the host kernel. Only AF_UNIX (1),
+	 * AF_INET (2), AF_INET6 (10) and AF_NETLINK (16) stay: refuse
+	 * anything above 16 (as 64 bits, so high bits are refused too) and
+	 * the gaps below. */
+	{.name = "socket",
+	 .action = SECCOMP_RULE_EPERM,
+	 .n_conds = 1,
+	 .conds = {{.arg = 0, .op = SECCOMP_RULE_OP_GT, .value = CS_AF_NETLINK}}},
+	DENY_IF("socket", 0, CS_LOW32, 0),
+	DENY_IF("socket", 0, CS_LOW32, 3),
+	DENY_IF("socket", 0, CS_LOW32, 4),
+	DENY_IF("socket", 0, CS_LOW32, 5),
+	DENY_IF("socket", 0, CS_LOW32, 6),
+	DENY_IF("socket", 0, CS_LOW32, 7),
+	DENY_IF("socket", 0, CS_LOW32, 8),
+	DENY_IF("socket", 0, CS_LOW32, 9),
+	DENY_IF("socket", 0, CS_LOW32, 11),
+	DENY_IF("socket", 0, CS_LOW32, 12),
+	DENY_IF("socket", 0, CS_LOW32, 13),
+	DENY_IF("socket", 0, CS_LOW32, 14),
+	DENY_IF("socket", 0, CS_LOW32, 15),
 	/* (AF_INET, SOCK_PACKET) is the obsolete spelling of a packet socket:
 	 * __sock_create() turns it into AF_PACKET, past the family rule
 	 * above. No family has another use for the type: refuse it in all. */
@@ -175,6 +200,13 @@ static const struct seccomp_rule rules[] = {
 	 .n_conds = 2,
 	 .conds = {{.arg = 0, .op = SECCOMP_RULE_OP_NE, .value = CS_AF_NETLINK},
 		   {.arg = 1, .op = SECCOMP_RULE_OP_MASKED_EQ, .mask = CS_SOCK_TYPE_MASK, .value = CS_SOCK_RAW}}},
+	/* socketpair() creates a socket of its family just as socket() does
+	 * (module load included; AF_TIPC even completes the pair): only
+	 * AF_UNIX has a use for it. */
+	{.name = "socketpair",
+	 .action = SECCOMP_RULE_EPERM,
+	 .n_conds = 1,
+	 .conds = {{.arg = 0, .op = SECCOMP_RULE_OP_NE, .value = CS_AF_UNIX}}},
 	/* Execution domains change syscall semantics (and READ_IMPLIES_EXEC
 	 * or ADDR_NO_RANDOMIZE weaken hardening). */
 	{.name = "personality",

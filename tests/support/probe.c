@@ -23,6 +23,9 @@
  *                            SIGTERM it gets in FILE (or ignores it), then
  *                            exits 7
  *   probe exit N | kill-self SIGNAL | sleep [SECONDS] | now
+ *   probe pid1-caps          first thing after exec: PID 1's capability
+ *                            sets as it holds them at that moment
+ *                            (pid1_CapPrm=..., pid1_CapEff=..., pid1_CapBnd=...)
  *
  * Expectations (probe syscalls --expect):
  *   blocked      the filter must answer EPERM, and the arguments are
@@ -1123,6 +1126,35 @@ static int cmd_kill_self(int argc, char **argv)
 	return 1;
 }
 
+/* Read before anything else the probe does: what PID 1 holds while the
+ * agent has just started. */
+static int cmd_pid1_caps(void)
+{
+	static const char *const keys[] = {"CapPrm:", "CapEff:", "CapBnd:"};
+	char buf[4096];
+	ssize_t n;
+	int fd = open("/proc/1/status", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	(void) close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = '\0';
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *p = strstr(buf, keys[i]);
+
+		if (!p)
+			return 1;
+		p += strlen(keys[i]);
+		while (*p == '\t' || *p == ' ')
+			p++;
+		printf("pid1_%.6s=%.16s\n", keys[i], p);
+	}
+	return 0;
+}
+
 static int cmd_sleep(int argc, char **argv)
 {
 	long seconds = PROBE_SLEEP_DEFAULT_S;
@@ -1148,9 +1180,11 @@ int main(int argc, char **argv)
 	(void) clock_gettime(CLOCK_REALTIME, &start);
 	if (argc < 2) {
 		fprintf(stderr, "usage: probe report|syscalls|workload|orphans|signals|"
-				"leave-behind|exit|kill-self|sleep|now ...\n");
+				"leave-behind|exit|kill-self|sleep|now|pid1-caps ...\n");
 		return 2;
 	}
+	if (strcmp(argv[1], "pid1-caps") == 0)
+		return cmd_pid1_caps();
 	(void) setvbuf(stdout, NULL, _IOLBF, 0);
 	if (strcmp(argv[1], "now") == 0) {
 		printf("now_us=%lld\n", (long long) start.tv_sec * 1000000LL + start.tv_nsec / 1000);

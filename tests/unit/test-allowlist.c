@@ -865,6 +865,28 @@ TEST(public_suffix_list_answers)
 	EXPECT_FALSE(allowlist_suffix_is_public("foo.github.io"));
 }
 
+/* Review of issue 10: a suffix entry that is not itself a public suffix
+ * may still lie above one (".amazonaws.com" holds "s3.amazonaws.com" and
+ * "*.compute.amazonaws.com"): a name registered below that inner suffix
+ * belongs to anyone and must not match, whatever its case. */
+TEST(suffix_entry_never_admits_names_below_an_inner_public_suffix)
+{
+	struct allowlist al = {0};
+
+	ASSERT_OK(parse_str(&al, ".amazonaws.com\n.example.com\n", NULL));
+	EXPECT_TRUE(allowlist_match_name(&al, "amazonaws.com") != NULL);
+	EXPECT_TRUE(allowlist_match_name(&al, "sts.amazonaws.com") != NULL);
+	EXPECT_TRUE(allowlist_match_name(&al, "s3.amazonaws.com") != NULL); /* the operator's own name */
+	EXPECT_TRUE(allowlist_match_name(&al, "attacker-bucket.s3.amazonaws.com") == NULL);
+	EXPECT_TRUE(allowlist_match_name(&al, "Attacker-Bucket.S3.AmazonAWS.com.") == NULL);
+	EXPECT_TRUE(allowlist_match_name(&al, "a.b.s3.amazonaws.com") == NULL);
+	EXPECT_TRUE(allowlist_match_name(&al, "x.y.compute.amazonaws.com") == NULL);
+	EXPECT_TRUE(allowlist_match_name(&al, "y.compute.amazonaws.com") == NULL); /* below compute.amazonaws.com */
+	EXPECT_TRUE(allowlist_match_name(&al, "a.b.c.example.com") != NULL);
+	EXPECT_TRUE(allowlist_match_name(&al, "A.B.Example.COM") != NULL);
+	allowlist_free(&al);
+}
+
 TEST(format_of_every_kind)
 {
 	struct allowlist_entry e = {.kind = ALLOWLIST_KIND_MAX};
