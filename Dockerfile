@@ -97,7 +97,7 @@ FROM debian:bookworm-slim
 # The libraries of everything meson installs (the builder prints the list;
 # the last step below checks it): a fixed list keeps this layer cached
 # across C changes.
-ARG RUNTIME_LIBS="libc-ares2 libcap-ng0 libjson-c5 libmnl0 libnftnl11 libpsl5 libseccomp2"
+ARG RUNTIME_LIBS="libc-ares2 libcap-ng0 libcurl4 libjson-c5 libmnl0 libnftnl11 libpsl5 libseccomp2"
 RUN --mount=type=secret,id=hostca,required=false \
     set -eu; \
     if [ -s /run/secrets/hostca ]; then \
@@ -167,7 +167,7 @@ RUN set -eu; \
     ln -sfn /run/sandbox-init/claude-code /etc/claude-code; \
     rm -f /etc/passwd- /etc/group- /etc/shadow- /etc/gshadow-; \
     if [ -n "$(find / -xdev -perm /6000 -type f)" ]; then echo "setuid/setgid files left" >&2; exit 1; fi; \
-    missing=$(for f in /usr/sbin/sandbox-init /usr/libexec/code-sandbox/*/* /usr/bin/sandbox-* /usr/bin/git-remote-*; do \
+    missing=$(for f in /usr/sbin/sandbox-init /usr/libexec/code-sandbox/* /usr/libexec/code-sandbox/*/* /usr/bin/sandbox-* /usr/bin/git-remote-*; do \
         [ -f "$f" ] && [ ! -L "$f" ] && ldd "$f" 2>/dev/null | grep 'not found'; done || true); \
     if [ -n "$missing" ]; then echo "add to RUNTIME_LIBS: $missing" >&2; exit 1; fi
 
