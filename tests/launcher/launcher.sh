@@ -159,6 +159,33 @@ for s in .ssh .aws .kube .gnupg; do
 	refused "a directory holding $s" "$T/p$s"
 done
 
+# A path the engine's command would split: the launcher passes its
+# arguments one per line, so a newline in the directory's name added
+# arguments of the directory's choosing (--privileged, --volume=/:/host,
+# --entrypoint=: root on the host), and a ':' is a field of --volume.
+nl_dir="$T/nl/x
+--privileged
+--entrypoint=
+--env=Z="
+mkdir -p "$nl_dir" "$T/tnl
+" "$T/a:b"
+refused "a path holding a newline" "$nl_dir"
+refused "a path ending in a newline" "$T/tnl
+"
+refused "a path holding ':'" "$T/a:b"
+# Every other value that goes on the command line: one line each.
+for kv in "EXTRA_ALLOWED_DOMAINS=example.org
+--privileged" "CODE_SANDBOX_PROFILE=strict
+--privileged" "TERM=xterm
+--privileged" "CODE_SANDBOX_NAME=n
+--privileged" "CODE_SANDBOX_DNS=198.51.100.53
+--privileged"; do
+	st=0
+	out=$(cs "$T/proj" CONTAINER_ENGINE=podman "$kv" -- --dry-run -- true 2>/dev/null) || st=$?
+	check "${kv%%=*} holding a newline: refused ($st)" "$st" -ne 0
+	check "  no argument injected" "$(grep -c -- '^--privileged' <<<"$out")" -eq 0
+done
+
 # The agent's exit status is the launcher's.
 for want in 0 3 42 143; do
 	st=0
