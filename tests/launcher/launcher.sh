@@ -159,6 +159,42 @@ for s in .ssh .aws .kube .gnupg; do
 	refused "a directory holding $s" "$T/p$s"
 done
 
+# Directories that hold the sockets of host services (tmux, ssh-agent, X11
+# in /tmp; D-Bus, systemd, podman, gpg-agent in /run/user/UID): a socket
+# in the workspace is reachable from the container as the agent's UID
+# (tmux send-keys, systemd-run --user: code on the host).
+for d in /tmp /var/tmp; do # (a home elsewhere: $T/home is under /tmp)
+	st=0
+	: >"$T/calls"
+	err=$(cs "$d" HOME=/nonexistent-cs-home CONTAINER_ENGINE=podman -- -- true 2>&1) || st=$?
+	check "$d: refused ($st)" "$st" -ne 0
+	check "$d: no engine called" "$(wc -c <"$T/calls")" -eq 0
+done
+mkdir -p "$T/rt/user/run"
+st=0
+err=$(cd "$T/rt" && env -i PATH="$T/bin:/usr/bin:/bin" HOME="$T/home" XDG_CONFIG_HOME="$T/cfg" XDG_STATE_HOME="$T/state" \
+	XDG_RUNTIME_DIR="$T/rt/user/run" HOST_UID=4242 HOST_GID=4343 CODE_SANDBOX_DNS=198.51.100.53 CONTAINER_ENGINE=podman \
+	"$CS" --dry-run -- true 2>&1) || st=$?
+check "a directory holding \$XDG_RUNTIME_DIR: refused ($st)" "$st" -ne 0
+# Inside a credential store, or holding the launcher's own settings (the
+# agent would choose the next run's mounts, image and profile).
+for s in .ssh .aws .kube .gnupg .config/gh .docker; do
+	mkdir -p "$T/home/$s/proj"
+	refused "inside ~/$s" "$T/home/$s/proj"
+done
+mkdir -p "$T/cfgproj/cfg"
+st=0
+err=$(cd "$T/cfgproj" && env -i PATH="$T/bin:/usr/bin:/bin" HOME="$T/home" XDG_CONFIG_HOME="$T/cfgproj/cfg" \
+	XDG_STATE_HOME="$T/state" HOST_UID=4242 HOST_GID=4343 CODE_SANDBOX_DNS=198.51.100.53 CONTAINER_ENGINE=podman \
+	"$CS" --dry-run -- true 2>&1) || st=$?
+check "a directory holding the launcher's settings: refused ($st)" "$st" -ne 0
+mkdir -p "$T/home/.config/code-sandbox/projects" "$T/mnt-cfg"
+for m in "$T/home/.config:/mnt/x" "$T/home/.config/code-sandbox:/mnt/x:ro" "$T/home/.config/code-sandbox/projects:/mnt/x"; do
+	st=0
+	cs "$T/proj" CONTAINER_ENGINE=podman XDG_CONFIG_HOME="$T/home/.config" -- --dry-run --mount "$m" -- true >/dev/null 2>&1 || st=$?
+	check "--mount $m (the launcher's settings) refused ($st)" "$st" -ne 0
+done
+
 # A path the engine's command would split: the launcher passes its
 # arguments one per line, so a newline in the directory's name added
 # arguments of the directory's choosing (--privileged, --volume=/:/host,
