@@ -23,6 +23,7 @@ case \$1 in
 info) [ "\${FAKE_$(echo $e | tr '[:lower:]' '[:upper:]')_INFO:-ok}" = ok ] ;;
 run) exit "\${FAKE_EXIT:-0}" ;;
 ps) [ -z "\${FAKE_PS:-}" ] || printf '%s\n' "\$FAKE_PS" ;;
+container) [ -z "\${FAKE_ENV:-}" ] || printf '%s\n' "\$FAKE_ENV" ;;
 *) exit 0 ;;
 esac
 FAKE
@@ -249,6 +250,23 @@ cs "$T/proj" CONTAINER_ENGINE=podman FAKE_PS=cs-a -- clean >/dev/null
 ok "clean removes this project's containers" grep -q '^podman rm -f cs-a$' "$T/calls"
 ok "clean removes this project's home volume" grep -q "^podman volume rm code-sandbox-home-$pid$" "$T/calls"
 check "clean removes no image" "$(grep -c ' rmi\| image rm' "$T/calls")" -eq 0
+# shell: a process the engine's exec starts is outside sandbox-init's tree
+# (the engine's seccomp only), and bash -l runs the home's login files,
+# which the agent writes: it goes through sandbox-enter, as the agent's
+# user, and nothing runs in the container as root.
+: >"$T/calls"
+cs "$T/proj" CONTAINER_ENGINE=podman FAKE_PS=cs-a FAKE_ENV="PATH=/usr/bin
+HOST_UID=4242
+HOST_GID=4343" -- shell </dev/null >/dev/null 2>&1
+check "shell: no exec without --user (root in the container)" "$(grep '^podman exec' "$T/calls" | grep -vc -- '--user')" -eq 0
+ok "shell: attaches as the agent's user" grep -q '^podman exec .*--user 4242:4343 ' "$T/calls"
+ok "  under the agent's filter (sandbox-enter)" grep -q ' cs-a /usr/bin/sandbox-enter -- bash -l$' "$T/calls"
+: >"$T/calls"
+st=0
+cs "$T/proj" CONTAINER_ENGINE=podman FAKE_PS=cs-a FAKE_ENV="HOST_UID=0
+HOST_GID=0" -- shell </dev/null >/dev/null 2>&1 || st=$?
+check "shell: a container whose agent would be root: refused ($st)" "$st" -ne 0
+check "  nothing executed in it" "$(grep -c '^podman exec' "$T/calls")" -eq 0
 # doctor: what is wrong and the command that fixes it.
 cat >"$T/bin/podman-noimage" <<FAKE
 #!/bin/sh
