@@ -101,6 +101,15 @@ check "no command: the image's (claude)" "$(tail -n 1 <<<"$out")" = localhost/co
 out=$(cs "$T/proj" CONTAINER_ENGINE=docker CODE_SANDBOX_DNS= CODE_SANDBOX_NETWORK=mynet -- --dry-run -- true)
 ok "Docker user-defined network: the embedded resolver upstream" has --env=CODE_SANDBOX_DNS=127.0.0.11
 
+# Never the host's network namespace: sandbox-init's firewall (policy drop)
+# would be installed in it, and the agent would be on the host's network.
+for n in host ns:/proc/self/ns/net ns:/proc/1/ns/net; do
+	[ "$n" != ns:/proc/1/ns/net ] || [ -r /proc/1/ns/net ] || continue
+	st=0
+	out=$(cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_NETWORK=$n -- --dry-run -- true 2>/dev/null) || st=$?
+	check "CODE_SANDBOX_NETWORK=$n (the host's namespace): refused ($st)" "$st" -ne 0
+done
+
 # The daemon: only when configured; then only its socket and token, read-only.
 out=$(cs "$T/proj" CONTAINER_ENGINE=podman -- --dry-run -- true)
 ok "no daemon configured: the container's own tools first on PATH" has --env=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
