@@ -293,4 +293,13 @@ ok "  it ran the hardened start" grep -q '^podman run --rm .*--read-only' "$T/ca
 st=0
 cs "$T/proj" CONTAINER_ENGINE=podman -- bogus >/dev/null 2>&1 || st=$?
 check "an unknown subcommand is a usage error ($st)" "$st" -eq 2
+# The host's git identity is read outside the (hostile) workspace: a
+# repository's .git must not decide what host git reads or whether it works.
+mkdir -p "$T/gitproj"
+printf 'gitdir: /nonexistent-cs-gitdir\n' >"$T/gitproj/.git"
+printf '[user]\n\tname = Host User\n\temail = host@example.org\n' >"$T/home/.gitconfig"
+out=$(cs "$T/gitproj" CONTAINER_ENGINE=podman -- --dry-run -- true 2>&1)
+ok "git identity from the host's config despite the workspace's .git" has "--env=GIT_AUTHOR_NAME=Host User"
+ok "  and its e-mail" has --env=GIT_COMMITTER_EMAIL=host@example.org
+rm -f "$T/home/.gitconfig"
 tap_done
