@@ -219,6 +219,17 @@ refused "a path holding a newline" "$nl_dir"
 refused "a path ending in a newline" "$T/tnl
 "
 refused "a path holding ':'" "$T/a:b"
+# Other odd names stay one argument, unexpanded (spaces, a tab, globs,
+# quotes, $(...), backquotes, a backslash, a leading dash, '=' and ',').
+odd="$T/odd/we ird	*?[x] '\"\$(touch $T/pwned) \`touch $T/pwned\` \\n -x=a,b"
+mkdir -p "$odd"
+out=$(cs "$odd" CONTAINER_ENGINE=podman -- --dry-run -- true 2>&1)
+ok "an odd project name: one --volume argument, as it is" has "--volume=$odd:/workspace"
+: >"$T/calls"
+cs "$odd" CONTAINER_ENGINE=podman -- -- true >/dev/null 2>&1
+ok "  passed to the engine intact" grep -qF -- "--volume=$odd:/workspace" "$T/calls"
+check "  nothing in it was run" ! -e "$T/pwned"
+ok "  a volume name of safe characters" grep -q '^--volume=code-sandbox-home-[A-Za-z0-9_.-]*-[0-9a-f]\{12\}:/home/devuser$' <<<"$out"
 # Every other value that goes on the command line: one line each.
 for kv in "EXTRA_ALLOWED_DOMAINS=example.org
 --privileged" "CODE_SANDBOX_PROFILE=strict
