@@ -172,6 +172,16 @@ name=$(cs_last_name)
 CS_NAMES+=("$name")
 running() { "$CS_ENG" exec "$name" sh -c 'grep -qx sleep /proc/[0-9]*/comm' >/dev/null 2>&1; }
 if wait_until 60 running; then
+	# A second terminal: `code-sandbox shell` attaches under the agent's
+	# filter, as the agent's user (the engine's exec alone starts it with
+	# only the engine's seccomp profile, where unshare -Ur works).
+	sh_out=$(cd "$CS_WS" && printf '%s\n' 'id -u' 'grep -E "^(Seccomp_filters|NoNewPrivs):" /proc/self/status' \
+		'unshare -Ur true 2>/dev/null && echo unshare=ok || echo unshare=refused' |
+		env HOME="$CS_T/hosthome" CONTAINER_ENGINE="$CS_ENG" CODE_SANDBOX_NAME="$name" "$SRC/bin/code-sandbox" shell 2>&1)
+	check "shell: attaches as the host UID ($(head -n 1 <<<"$sh_out"))" "$(head -n 1 <<<"$sh_out")" = "$CS_HOST_UID"
+	check "shell: the agent's seccomp filter on top of the engine's" -n "$(grep -xP 'Seccomp_filters:\t2' <<<"$sh_out" || true)"
+	check "shell: no_new_privs" -n "$(grep -xP 'NoNewPrivs:\t1' <<<"$sh_out" || true)"
+	check "shell: no user namespace (unshare -Ur refused)" -n "$(grep -x unshare=refused <<<"$sh_out" || true)"
 	t0=$SECONDS
 	"$CS_ENG" stop -t 20 "$name" >/dev/null 2>&1 || true
 	wait "$launcher" || st=$?
