@@ -205,6 +205,17 @@ for m in "$T/home/.config:/mnt/x" "$T/home/.config/code-sandbox:/mnt/x:ro" "$T/h
 	check "--mount $m (the launcher's settings) refused ($st)" "$st" -ne 0
 done
 
+# The home through another path (a bind mount of it): the same directory
+# (a home without credential stores, which would be refused on their own).
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+	mkdir -p "$T/homebind" "$T/home2/.config"
+	st=0
+	unshare -m bash -c 'mount --bind "$1" "$2" && cd "$2" && env -i PATH="$3" HOME="$1" XDG_CONFIG_HOME="$4" \
+		XDG_STATE_HOME="$5" HOST_UID=4242 HOST_GID=4343 CODE_SANDBOX_DNS=198.51.100.53 CONTAINER_ENGINE=podman \
+		"$6" --dry-run -- true' sh "$T/home2" "$T/homebind" "$T/bin:/usr/bin:/bin" "$T/cfg" "$T/state" "$CS" \
+		>/dev/null 2>&1 || st=$?
+	check "\$HOME through a bind mount of it: refused ($st)" "$st" -ne 0
+fi
 # A path the engine's command would split: the launcher passes its
 # arguments one per line, so a newline in the directory's name added
 # arguments of the directory's choosing (--privileged, --volume=/:/host,
