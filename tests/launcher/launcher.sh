@@ -110,6 +110,18 @@ for n in host ns:/proc/self/ns/net ns:/proc/1/ns/net; do
 	check "CODE_SANDBOX_NETWORK=$n (the host's namespace): refused ($st)" "$st" -ne 0
 done
 
+# Limits stay limits: 0 or -1 would mean "unlimited" to the engine.
+for kv in CODE_SANDBOX_PIDS=0 CODE_SANDBOX_PIDS=-1 CODE_SANDBOX_PIDS=many CODE_SANDBOX_MEMORY=0 \
+	CODE_SANDBOX_MEMORY=-1 CODE_SANDBOX_CPUS=0 CODE_SANDBOX_CPUS=-2; do
+	st=0
+	cs "$T/proj" CONTAINER_ENGINE=podman "$kv" -- --dry-run -- true >/dev/null 2>&1 || st=$?
+	check "$kv: refused ($st)" "$st" -ne 0
+done
+out=$(cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_PIDS=256 CODE_SANDBOX_MEMORY=512m CODE_SANDBOX_CPUS=0.5 -- --dry-run -- true)
+ok "limits can be set lower" grep -qx -- '--pids-limit=256' <<<"$out"
+ok "  memory" grep -qx -- '--memory=512m' <<<"$out"
+ok "  cpus" grep -qx -- '--cpus=0.5' <<<"$out"
+
 # The daemon: only when configured; then only its socket and token, read-only.
 out=$(cs "$T/proj" CONTAINER_ENGINE=podman -- --dry-run -- true)
 ok "no daemon configured: the container's own tools first on PATH" has --env=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
