@@ -149,6 +149,14 @@ check "no blocked listener saw a connection during the run ($conns_before -> $co
 
 check "no sudo, doas or pkexec ($(P sudo))" -z "$(P sudo)"
 check "no setuid or setgid file" "$(P suid_files)" = 0
+# File capabilities (no tool in the image reads them): the image's files
+# from the host, where podman can mount them (no_new_privs makes them inert
+# too; a package added for a project's toolchain may ship one, e.g. ping).
+if [ "$CS_ENG" = podman ] && command -v getcap >/dev/null && img_root=$(podman image mount "$CS_IMAGE" 2>/dev/null); then
+	fcaps=$(getcap -r "$img_root" 2>/dev/null | sed "s|^$img_root||" | tr '\n' ' ')
+	podman image unmount "$CS_IMAGE" >/dev/null 2>&1 || true
+	check "no file with file capabilities in the image ($fcaps)" -z "$fcaps"
+fi
 check "nothing writable by the agent outside home, /tmp, /workspace ($(P writable))" -z "$(P writable)"
 check "sandbox-init's runtime directory not writable by the agent" "$(P run_init_writable)" = no
 check "no container engine socket" "$(P engine_socket)" = none
