@@ -137,6 +137,26 @@ out=$(cs "$T/proj" CONTAINER_ENGINE=podman -- --dry-run --no-daemon -- true)
 check "--no-daemon: no daemon mounts" "$(count /run/code-sandbox/)" -eq 0
 rm -f "$T/cfg/code-sandbox/execd.conf"
 
+# The daemon, started by a run in a (hostile) project, never keeps the
+# project as its working directory: its exec backend's program and every
+# tool it starts would inherit it (python -m, git, ... read from there).
+mkdir -p "$T/fx"
+cat >"$T/fx/sandbox-execd" <<FAKE
+#!/bin/bash
+case " \$* " in *" --check "*) exit 0 ;; esac
+pwd -P >"$T/execd-cwd"
+while [ \$# -gt 0 ]; do [ "\$1" = --pidfile ] && echo \$\$ >"\$2"; shift; done
+for _ in \$(seq 100); do read -r -t 0.1 <> <(:) || true; done
+FAKE
+chmod +x "$T/fx/sandbox-execd"
+printf 'socket = %s/run/execd.sock\n' "$T" >"$T/cfg/code-sandbox/execd.conf"
+mkdir -p "$T/xdg"
+cs "$T/proj" CONTAINER_ENGINE=podman SANDBOX_EXECD="$T/fx/sandbox-execd" XDG_RUNTIME_DIR="$T/xdg" -- -- true >/dev/null 2>&1
+check "the daemon a run starts works in / ($(cat "$T/execd-cwd" 2>/dev/null)), not in the project" \
+	"$(cat "$T/execd-cwd" 2>/dev/null)" = /
+[ ! -s "$T/xdg/code-sandbox-execd.pid" ] || kill "$(cat "$T/xdg/code-sandbox-execd.pid")" 2>/dev/null || true
+rm -f "$T/cfg/code-sandbox/execd.conf"
+
 # Per-project settings live under the config directory, never in the workspace.
 pid=$(basename "$(grep '^--label=' <<<"$out" | sed 's/.*=//')")
 mkdir -p "$T/cfg/code-sandbox/projects" "$T/extra"
