@@ -149,6 +149,14 @@ check "no blocked listener saw a connection during the run ($conns_before -> $co
 
 check "no sudo, doas or pkexec ($(P sudo))" -z "$(P sudo)"
 check "no setuid or setgid file" "$(P suid_files)" = 0
+# File capabilities (no tool in the image reads them): the image's files
+# from the host, where podman can mount them (no_new_privs makes them inert
+# too; a package added for a project's toolchain may ship one, e.g. ping).
+if [ "$CS_ENG" = podman ] && command -v getcap >/dev/null && img_root=$(podman image mount "$CS_IMAGE" 2>/dev/null); then
+	fcaps=$(getcap -r "$img_root" 2>/dev/null | sed "s|^$img_root||" | tr '\n' ' ')
+	podman image unmount "$CS_IMAGE" >/dev/null 2>&1 || true
+	check "no file with file capabilities in the image ($fcaps)" -z "$fcaps"
+fi
 check "nothing writable by the agent outside home, /tmp, /workspace ($(P writable))" -z "$(P writable)"
 check "sandbox-init's runtime directory not writable by the agent" "$(P run_init_writable)" = no
 check "no container engine socket" "$(P engine_socket)" = none
@@ -172,6 +180,16 @@ name=$(cs_last_name)
 CS_NAMES+=("$name")
 running() { "$CS_ENG" exec "$name" sh -c 'grep -qx sleep /proc/[0-9]*/comm' >/dev/null 2>&1; }
 if wait_until 60 running; then
+	# A second terminal: `code-sandbox shell` attaches under the agent's
+	# filter, as the agent's user (the engine's exec alone starts it with
+	# only the engine's seccomp profile, where unshare -Ur works).
+	sh_out=$(cd "$CS_WS" && printf '%s\n' 'id -u' 'grep -E "^(Seccomp_filters|NoNewPrivs):" /proc/self/status' \
+		'unshare -Ur true 2>/dev/null && echo unshare=ok || echo unshare=refused' |
+		env HOME="$CS_T/hosthome" CONTAINER_ENGINE="$CS_ENG" CODE_SANDBOX_NAME="$name" "$SRC/bin/code-sandbox" shell 2>&1)
+	check "shell: attaches as the host UID ($(head -n 1 <<<"$sh_out"))" "$(head -n 1 <<<"$sh_out")" = "$CS_HOST_UID"
+	check "shell: the agent's seccomp filter on top of the engine's" -n "$(grep -xP 'Seccomp_filters:\t2' <<<"$sh_out" || true)"
+	check "shell: no_new_privs" -n "$(grep -xP 'NoNewPrivs:\t1' <<<"$sh_out" || true)"
+	check "shell: no user namespace (unshare -Ur refused)" -n "$(grep -x unshare=refused <<<"$sh_out" || true)"
 	t0=$SECONDS
 	"$CS_ENG" stop -t 20 "$name" >/dev/null 2>&1 || true
 	wait "$launcher" || st=$?

@@ -26,8 +26,23 @@
 #define CS_TIOCLINUX 0x541cULL
 #define CS_TIOCSETD 0x5423ULL
 #define CS_LOW32 0xffffffffULL
+#define CS_S_ISUID 04000ULL
+#define CS_S_ISGID 02000ULL
+#define CS_O_CREAT 0100ULL
+#define CS_O_TMPFILE 020000000ULL /* __O_TMPFILE, without O_DIRECTORY */
 
 #define DENY(n) {.name = (n), .action = SECCOMP_RULE_EPERM}
+/* A mode argument (arg a) with the setuid or the setgid bit; and the same
+ * for calls that take a mode only when the flags (arg fa) hold flag. */
+#define SETID_MODE(n, a) DENY_IF(n, a, CS_S_ISUID, CS_S_ISUID), DENY_IF(n, a, CS_S_ISGID, CS_S_ISGID)
+#define SETID_CREATE_1(n, fa, ma, flag, bit)                                                       \
+	{                                                                                          \
+		.name = (n), .action = SECCOMP_RULE_EPERM, .n_conds = 2,                           \
+		.conds = {{.arg = (fa), .op = SECCOMP_RULE_OP_MASKED_EQ, .mask = (flag), .value = (flag)}, \
+			  {.arg = (ma), .op = SECCOMP_RULE_OP_MASKED_EQ, .mask = (bit), .value = (bit)}} \
+	}
+#define SETID_CREATE(n, fa, ma, flag) \
+	SETID_CREATE_1(n, fa, ma, flag, CS_S_ISUID), SETID_CREATE_1(n, fa, ma, flag, CS_S_ISGID)
 #define DENY_IF(n, a, m, v)                                                                        \
 	{                                                                                          \
 		.name = (n), .action = SECCOMP_RULE_EPERM, .n_conds = 1,                           \
@@ -221,6 +236,26 @@ static const struct seccomp_rule rules[] = {
 	PERS_4(20),
 	PERS_4(24),
 	PERS_4(28),
+	/* Setuid and setgid bits: the workspace is the user's checkout on the
+	 * host, where nothing strips them, so an executable the agent marks
+	 * there runs as the user (its UID is the user's) for any other local
+	 * account that can reach the checkout. Every way to set a mode:
+	 * chmod and its variants, and creating with a mode (open/openat with
+	 * O_CREAT or O_TMPFILE, creat, mknod). openat2 keeps its mode in
+	 * memory, out of seccomp's sight: ENOSYS, and libc's open() never uses
+	 * it (callers fall back to openat). */
+	SETID_MODE("chmod", 1),
+	SETID_MODE("fchmod", 1),
+	SETID_MODE("fchmodat", 2),
+	SETID_MODE("fchmodat2", 2),
+	SETID_CREATE("open", 1, 2, CS_O_CREAT),
+	SETID_CREATE("open", 1, 2, CS_O_TMPFILE),
+	SETID_CREATE("openat", 2, 3, CS_O_CREAT),
+	SETID_CREATE("openat", 2, 3, CS_O_TMPFILE),
+	SETID_MODE("creat", 1),
+	SETID_MODE("mknod", 1),
+	SETID_MODE("mknodat", 2),
+	{.name = "openat2", .action = SECCOMP_RULE_ENOSYS},
 };
 
 const struct seccomp_rule *seccomp_rules_get(size_t *ret_n)

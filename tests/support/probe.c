@@ -430,6 +430,75 @@ static long call_x32_unshare(void)
 	return syscall(__X32_SYSCALL_BIT | PROBE_X32_UNSHARE, CLONE_NEWUSER);
 }
 
+/* Setuid/setgid bits on a file the caller owns (in /tmp): allowed without
+ * the filter, for the owner (setgid: the file's group is the caller's). */
+static char mode_path[64];
+static int mode_file(bool create)
+{
+	(void)snprintf(mode_path, sizeof(mode_path), "/tmp/cs-probe-mode.%d", (int) getpid());
+	(void)unlink(mode_path);
+	return create ? open(mode_path, O_CREAT | O_WRONLY | O_EXCL, 0644) : -1;
+}
+static long mode_done(long r)
+{
+	int e = errno;
+
+	(void)unlink(mode_path);
+	errno = e;
+	return r;
+}
+static long call_chmod_setuid(void) { (void)mode_file(true); return mode_done(syscall(SYS_chmod, mode_path, 04755)); }
+static long call_chmod_setgid(void) { (void)mode_file(true); return mode_done(syscall(SYS_chmod, mode_path, 02755)); }
+static long call_chmod_plain(void) { (void)mode_file(true); return mode_done(syscall(SYS_chmod, mode_path, 01755)); }
+static long call_fchmod_setuid(void) { return mode_done(syscall(SYS_fchmod, mode_file(true), 04755)); }
+static long call_fchmod_plain(void) { return mode_done(syscall(SYS_fchmod, mode_file(true), 0700)); }
+static long call_fchmodat_setgid(void)
+{
+	(void)mode_file(true);
+	return mode_done(syscall(SYS_fchmodat, AT_FDCWD, mode_path, 02755));
+}
+/* fchmodat2 (Linux 6.6): ENOSYS without the filter on older kernels. */
+static long call_fchmodat2_setuid(void)
+{
+	(void)mode_file(true);
+	return mode_done(syscall(452, AT_FDCWD, mode_path, 04755, 0));
+}
+static long call_open_creat_setuid(void)
+{
+	(void)mode_file(false);
+	return mode_done(syscall(SYS_open, mode_path, O_CREAT | O_WRONLY | O_EXCL, 04755));
+}
+static long call_openat_creat_setgid(void)
+{
+	(void)mode_file(false);
+	return mode_done(syscall(SYS_openat, AT_FDCWD, mode_path, O_CREAT | O_WRONLY | O_EXCL, 02755));
+}
+static long call_openat_creat_plain(void)
+{
+	(void)mode_file(false);
+	return mode_done(syscall(SYS_openat, AT_FDCWD, mode_path, O_CREAT | O_WRONLY | O_EXCL, 0755));
+}
+/* An unnamed file in /tmp (linkat() would give it a name). */
+static long call_openat_tmpfile_setuid(void) { return syscall(SYS_openat, AT_FDCWD, "/tmp", O_TMPFILE | O_WRONLY, 04755); }
+static long call_creat_setuid(void) { (void)mode_file(false); return mode_done(syscall(SYS_creat, mode_path, 04755)); }
+static long call_mknod_setuid(void)
+{
+	(void)mode_file(false);
+	return mode_done(syscall(SYS_mknod, mode_path, S_IFREG | 04755, 0));
+}
+static long call_mknodat_setgid(void)
+{
+	(void)mode_file(false);
+	return mode_done(syscall(SYS_mknodat, AT_FDCWD, mode_path, S_IFREG | 02755, 0));
+}
+/* openat2's mode is in memory: refused as a whole (ENOSYS). */
+static long call_openat2(void)
+{
+	uint64_t how[3] = {O_RDONLY, 0, 0};
+
+	return syscall(437, AT_FDCWD, "/", how, sizeof(how));
+}
+
 static void *thread_main(void *arg)
 {
 	return arg;
@@ -531,6 +600,21 @@ static const struct syscall_case syscall_cases[] = {
 	{ "socket_inet_stream", EXPECT_ALLOWED, call_socket_inet_stream },
 	{ "socket_inet6_dgram", EXPECT_ALLOWED, call_socket_inet6_dgram },
 	{ "socket_unix", EXPECT_ALLOWED, call_socket_unix },
+	{ "chmod_setuid", EXPECT_BLOCKED, call_chmod_setuid },
+	{ "chmod_setgid", EXPECT_BLOCKED, call_chmod_setgid },
+	{ "chmod_sticky", EXPECT_ALLOWED, call_chmod_plain },
+	{ "fchmod_setuid", EXPECT_BLOCKED, call_fchmod_setuid },
+	{ "fchmod_plain", EXPECT_ALLOWED, call_fchmod_plain },
+	{ "fchmodat_setgid", EXPECT_BLOCKED, call_fchmodat_setgid },
+	{ "fchmodat2_setuid", EXPECT_BLOCKED, call_fchmodat2_setuid },
+	{ "open_creat_setuid", EXPECT_BLOCKED, call_open_creat_setuid },
+	{ "openat_creat_setgid", EXPECT_BLOCKED, call_openat_creat_setgid },
+	{ "openat_creat_plain", EXPECT_ALLOWED, call_openat_creat_plain },
+	{ "openat_tmpfile_setuid", EXPECT_BLOCKED, call_openat_tmpfile_setuid },
+	{ "creat_setuid", EXPECT_BLOCKED, call_creat_setuid },
+	{ "mknod_setuid", EXPECT_BLOCKED, call_mknod_setuid },
+	{ "mknodat_setgid", EXPECT_BLOCKED, call_mknodat_setgid },
+	{ "openat2", EXPECT_BLOCKED_NOSYS, call_openat2 },
 };
 
 static void print_status(const char *name, int status)
