@@ -273,8 +273,8 @@ int execdconf_validate(const struct execdconf *c, struct execdconf_error *reterr
 			    "no 'backend' (allow_all, static, webhook or exec) is configured");
 	if (!c->audit_log)
 		return fail(reterr, 0, -EINVAL, "no 'audit_log' is configured");
-	if (c->n_tools == 0)
-		return fail(reterr, 0, -EINVAL, "no 'tool NAME = /path' line: nothing could run");
+	/* No tool lines is a daemon that only serves the git relay (the
+	 * Kubernetes sidecar's default): valid. */
 	if (c->map.n == 0)
 		return fail(reterr, 0, -EINVAL,
 			    "no 'map /container/prefix = /host/prefix' line: no cwd could be mapped");
