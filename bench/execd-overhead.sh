@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Overhead of running a tool through sandbox-exec and sandbox-execd: median
-# wall time of `git --version` through the wrapper and the daemon (decode,
+# wall time of `echo ok` through the wrapper and the daemon (decode,
 # authenticate, tool table, openat2 cwd, allow_all decision, two fsynced
-# audit records, posix_spawn, reply) against `git --version` run directly,
+# audit records, posix_spawn, reply) against `echo ok` run directly,
 # both measured in this run with hyperfine (no shell). Then throughput with
 # 50 concurrent clients. Target: under 2 ms added.
 #   bench/execd-overhead.sh [--quick]     (BUILD_DIR=build by default)
@@ -11,6 +11,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 BUILD_DIR=${BUILD_DIR:-$here/../build}
+# Absolute: the scripts cd, pivot into new roots and enter namespaces, where
+# a BUILD_DIR relative to the caller's directory (BUILD_DIR=build) means nothing.
+BUILD_DIR=$(cd "$BUILD_DIR" && pwd) || { echo "BUILD_DIR '$BUILD_DIR' not found" >&2; exit 1; }
 quick=0
 [ "${1:-}" = --quick ] && quick=1
 runs=1000 clients=50 total=5000
@@ -18,7 +21,7 @@ if [ "$quick" = 1 ]; then runs=30 total=200; fi
 for p in "$BUILD_DIR/execd/sandbox-execd" "$BUILD_DIR/wrappers/sandbox-exec"; do
 	[ -x "$p" ] || { echo "missing $p (build first)" >&2; exit 1; }
 done
-git=$(command -v git) || { echo "git is needed" >&2; exit 77; }
+tool=/bin/echo
 command -v hyperfine >/dev/null || { echo "hyperfine is needed" >&2; exit 77; }
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/cs-execd-bench-$$-XXXXXX")
@@ -30,12 +33,12 @@ cleanup() {
 trap cleanup EXIT
 mkdir -p "$T/ws" "$T/run" "$T/bin"
 chmod 700 "$T/run"
-ln -s "$BUILD_DIR/wrappers/sandbox-exec" "$T/bin/git"
+ln -s "$BUILD_DIR/wrappers/sandbox-exec" "$T/bin/echo"
 cat >"$T/execd.conf" <<CONF
 backend = allow_all
 audit_log = $T/audit.jsonl
 socket = $T/run/execd.sock
-tool git = $git
+tool echo = $tool
 map $T/ws = $T/ws
 max_concurrent = 128
 max_concurrent_per_peer = 128
@@ -48,21 +51,21 @@ export SANDBOX_EXECD_SOCKET=$T/run/execd.sock SANDBOX_EXECD_TOKEN=$T/run/token
 cd "$T/ws"
 
 hyperfine -N --warmup 10 --runs "$runs" --export-json "$T/h.json" \
-	-n direct "$git --version" -n wrapped "$T/bin/git --version" >"$T/hyperfine.txt"
+	-n direct "$tool ok" -n wrapped "$T/bin/echo ok" >"$T/hyperfine.txt"
 python3 - "$T/h.json" <<'PY'
 import json, sys
 r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
 d, w = r["direct"]["median"] * 1000, r["wrapped"]["median"] * 1000
-print(f"git --version direct:            median {d:.3f} ms")
-print(f"git --version through execd:     median {w:.3f} ms")
+print(f"echo ok direct:                  median {d:.3f} ms")
+print(f"echo ok through execd:           median {w:.3f} ms")
 print(f"added: {w - d:.3f} ms   ratio: {w / d:.2f}x   (target: < 2 ms added)")
 PY
 
 start=$(date +%s%N)
-seq "$total" | xargs -P "$clients" -I{} "$T/bin/git" --version >"$T/out"
+seq "$total" | xargs -P "$clients" -I{} "$T/bin/echo" ok >"$T/out"
 end=$(date +%s%N)
 ms=$(((end - start) / 1000000))
-ok=$(grep -c '^git version' "$T/out" || true)
+ok=$(grep -c '^ok$' "$T/out" || true)
 echo "throughput: $total requests, $clients concurrent clients: ${ms} ms, $((total * 1000 / (ms > 0 ? ms : 1))) requests/s ($ok/$total succeeded)"
 "$BUILD_DIR/execd/sandbox-execd" --verify-audit "$T/audit.jsonl"
 echo "daemon peak RSS: $(awk '/^VmHWM:/ {print $2, $3}' "/proc/$pid/status")"

@@ -18,6 +18,9 @@
 set -uo pipefail
 SOURCE_DIR=${SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 BUILD_DIR=${BUILD_DIR:-$SOURCE_DIR/build}
+# Absolute: the scripts cd, pivot into new roots and enter namespaces, where
+# a BUILD_DIR relative to the caller's directory (BUILD_DIR=build) means nothing.
+BUILD_DIR=$(cd "$BUILD_DIR" && pwd) || { echo "BUILD_DIR '$BUILD_DIR' not found" >&2; exit 1; }
 export BUILD_DIR
 # shellcheck source=tests/support/simnet.sh
 . "$SOURCE_DIR/tests/support/simnet.sh"

@@ -9,6 +9,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 export SOURCE_DIR=${SOURCE_DIR:-$(dirname "$here")}
 export BUILD_DIR=${BUILD_DIR:-$SOURCE_DIR/build}
+# Absolute: the scripts cd, pivot into new roots and enter namespaces, where
+# a BUILD_DIR relative to the caller's directory (BUILD_DIR=build) means nothing.
+BUILD_DIR=$(cd "$BUILD_DIR" && pwd) || { echo "BUILD_DIR '$BUILD_DIR' not found" >&2; exit 1; }
 quick=0
 [ "${1:-}" != --quick ] || quick=1
 if [ "$(id -u)" -ne 0 ]; then

@@ -6,5 +6,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 BUILD_DIR=${BUILD_DIR:-$here/../build}
+# Absolute: the scripts cd, pivot into new roots and enter namespaces, where
+# a BUILD_DIR relative to the caller's directory (BUILD_DIR=build) means nothing.
+BUILD_DIR=$(cd "$BUILD_DIR" && pwd) || { echo "BUILD_DIR '$BUILD_DIR' not found" >&2; exit 1; }
 SOURCE_DIR=${SOURCE_DIR:-$here/..}
 exec "$BUILD_DIR/bench/bench-policy-eval" "$SOURCE_DIR/execd/policy.example" "$@"

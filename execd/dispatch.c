@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* One request, start to end, in its own worker thread:
  *   per-container limit -> receive the frame and its fds -> decode
- *   (lib/wire.c) -> authenticate -> tool table -> git -C -> map and open the cwd ->
- *   effective destination -> backend decide -> audit the decision (durable)
+ *   (lib/wire.c) -> authenticate -> tool table -> map and open the cwd ->
+ *   backend decide -> audit the decision (durable)
  *   -> spawn -> wait (command exit, client hang-up, timeout, shutdown) ->
  *   audit the end -> reply.
  * Every refusal after the frame arrived, and the per-container `busy` that
@@ -23,9 +23,9 @@
 #include <unistd.h>
 
 #include "execd.h"
+#include "gitrelayd.h"
 #include "log.h"
 #include "macros.h"
-#include "gitdest.h"
 #include "pathmap.h"
 #include "toolgrammar.h"
 
@@ -45,27 +45,11 @@ static const char *const env_allowlist[] = {
 /* Fixed: never from the request or the daemon's environment. The command
  * may hold the agent's terminal on its stdio, so nothing interactive may
  * start on the host: a pager (less runs `!cmd`), an editor (vi runs `:!cmd`),
- * a credential prompt. The GIT_* values also override core.pager and
- * core.editor from the agent's own repository configuration. Backends
- * cannot replace these (lib/authz.c refuses the names). */
+ * a credential prompt. Backends cannot replace these (lib/authz.c refuses
+ * the names). git is not a tool any more: it goes through the relay
+ * (execd/gitrelay.c), which builds its own environment. */
 static const char *const env_fixed[] = {
 	"PATH=/usr/local/bin:/usr/bin:/bin",
-	"GIT_TERMINAL_PROMPT=0",
-	"GIT_PAGER=cat",
-	"GIT_EDITOR=false",
-	"GIT_SEQUENCE_EDITOR=false",
-	/* Configuration at command-line precedence, above the repository's:
-	 * push.recurseSubmodules / submodule.recurse in the agent's config
-	 * would make `git push origin` also push each submodule to that
-	 * submodule's own URL, a destination the policy never saw, and
-	 * fetch/pull would contact each submodule's URL. An explicit
-	 * --recurse-submodules on the command line makes the destination
-	 * unknown instead (lib/gitdest.c). */
-	"GIT_CONFIG_COUNT=2",
-	"GIT_CONFIG_KEY_0=push.recurseSubmodules",
-	"GIT_CONFIG_VALUE_0=no",
-	"GIT_CONFIG_KEY_1=fetch.recurseSubmodules",
-	"GIT_CONFIG_VALUE_1=false",
 	"PAGER=cat",
 	"MANPAGER=cat",
 	"EDITOR=false",
@@ -96,12 +80,7 @@ struct req_state {
 	struct wire_request req;
 	const char **argv; /* tool + args, NULL-terminated; strings owned by req */
 	size_t argc;
-	/* What runs: argv without the git -C options the daemon applied
-	 * itself (apply_git_chdirs); NULL when it is argv. */
-	const char **exec_argv;
-	size_t exec_argc;
-	const char *cwd;         /* effective container cwd: req.cwd or eff_cwd */
-	char eff_cwd[PATHMAP_MAX_PATH];
+	const char *cwd;         /* container cwd: req.cwd */
 	int fds[WIRE_REQUEST_FDS];
 	size_t n_fds;
 	size_t map_index;
@@ -410,221 +389,22 @@ static int open_cwd(struct req_state *s)
 	return 0;
 }
 
-/* git re-resolves `-C DIR`, `--git-dir` and `--work-tree` by path in the
- * child, after our check and outside it: through a symlink in the
- * workspace, `..` or a host path they would take the command out of the
- * workspace (a host repository pushed to an allowed destination, host files
- * added to a commit). So the daemon applies -C itself: the values fold into
- * the container cwd, which then goes through the same mapping and
- * openat2(RESOLVE_BENEATH) as any cwd, and the command runs without them.
- * --git-dir and --work-tree are refused (-EPERM, *ret_option), and so is
- * terraform's -chdir. Policy and audit still see the argv as asked, with
- * the effective cwd. */
-static int apply_git_chdirs(struct req_state *s, const char **ret_option)
+/* terraform -chdir=DIR (before the subcommand, the last one wins) makes
+ * terraform re-resolve a path in the child, after our check and outside
+ * it: through a symlink in the workspace, `..` or a host path it would take
+ * the command out of the workspace. Refused (-EPERM, *ret_option). */
+static int refuse_chdir_options(struct req_state *s, const char **ret_option)
 {
-	size_t idx[GITDEST_MAX_CHDIRS], n_idx = 0, sub = 0, len, k = 0;
-	int r;
-
 	s->cwd = s->req.cwd;
-	if (strcmp(s->req.tool, "terraform") == 0) {
-		/* terraform -chdir=DIR (before the subcommand, the last one wins)
-		 * is the same escape as git -C; refused rather than folded. */
-		for (size_t i = 0; i < s->req.n_args && s->req.args[i][0] == '-'; i++)
-			if (strncmp(s->req.args[i], "-chdir", 6) == 0 ||
-			    strncmp(s->req.args[i], "--chdir", 7) == 0) {
-				*ret_option = s->req.args[i];
-				return -EPERM;
-			}
+	if (strcmp(s->req.tool, "terraform") != 0)
 		return 0;
-	}
-	if (strcmp(s->req.tool, "git") != 0)
-		return 0;
-	r = gitdest_global_chdirs((const char *const *)s->req.args, s->req.n_args, idx,
-				  ELEMENTSOF(idx), &n_idx, &sub, ret_option);
-	if (r < 0 || n_idx == 0)
-		return r;
-	len = strlen(s->req.cwd);
-	if (len >= sizeof(s->eff_cwd))
-		return -ENAMETOOLONG;
-	memcpy(s->eff_cwd, s->req.cwd, len + 1);
-	for (size_t i = 0; i < n_idx; i++) {
-		const char *v = s->req.args[idx[i] + 1];
-		size_t vl = strlen(v);
-
-		if (vl == 0) /* git: `-C ""` leaves the cwd as it is */
-			continue;
-		if (v[0] == '/')
-			len = 0;
-		else if (len + 1 < sizeof(s->eff_cwd))
-			s->eff_cwd[len++] = '/';
-		if (len + vl >= sizeof(s->eff_cwd))
-			return -ENAMETOOLONG;
-		memcpy(s->eff_cwd + len, v, vl + 1);
-		len += vl;
-	}
-	s->cwd = s->eff_cwd;
-	s->exec_argv = calloc(s->argc + 1, sizeof(char *));
-	if (!s->exec_argv)
-		return -ENOMEM;
-	s->exec_argv[k++] = s->argv[0];
-	for (size_t i = 0, j = 0; i < s->req.n_args; i++) {
-		if (j < n_idx && i == idx[j]) {
-			i++; /* the value */
-			j++;
-			continue;
+	for (size_t i = 0; i < s->req.n_args && s->req.args[i][0] == '-'; i++)
+		if (strncmp(s->req.args[i], "-chdir", 6) == 0 ||
+		    strncmp(s->req.args[i], "--chdir", 7) == 0) {
+			*ret_option = s->req.args[i];
+			return -EPERM;
 		}
-		s->exec_argv[k++] = s->req.args[i];
-	}
-	s->exec_argc = k;
 	return 0;
-}
-
-/* ---- destination (git) ---- */
-
-/* Runs `git ARGS` for a lookup with a hardened environment, output in out
- * (NUL-terminated). Returns git's exit status or -errno. */
-static int git_run(struct req_state *s, int cwd_fd, const char *const *args, char *out,
-		   size_t out_len, size_t *ret_len)
-{
-	struct execd *d = s->d;
-	const char *env[16];
-	char ceiling[PATHMAP_MAX_PATH + 32];
-	const char *argv[12];
-	size_t n = 0, a = 0;
-
-	argv[a++] = "git";
-	for (; *args && a < ELEMENTSOF(argv) - 1; args++)
-		argv[a++] = *args;
-	argv[a] = NULL;
-
-	/* Repository discovery may not climb above the mapped root; locale
-	 * fixed; no prompts; no optional locks taken in the agent's repo. */
-	{
-		const char *host = d->conf->map.e[s->map_index].host;
-		const char *slash = strrchr(host, '/');
-
-		(void)snprintf(ceiling, sizeof(ceiling), "GIT_CEILING_DIRECTORIES=%.*s",
-			       slash == host ? 1 : (int)(slash - host), host);
-	}
-	env[n++] = "PATH=/usr/local/bin:/usr/bin:/bin";
-	env[n++] = "LC_ALL=C";
-	env[n++] = "GIT_TERMINAL_PROMPT=0";
-	env[n++] = "GIT_OPTIONAL_LOCKS=0";
-	env[n++] = "GIT_NO_LAZY_FETCH=1";
-	env[n++] = ceiling;
-	for (char **e = d->base_env; *e && n < ELEMENTSOF(env) - 1; e++)
-		if (strncmp(*e, "HOME=", 5) == 0 || strncmp(*e, "XDG_CONFIG_HOME=", 16) == 0)
-			env[n++] = *e;
-	env[n] = NULL;
-	{
-		struct spawn_params p = {
-			.path = d->git_path,
-			.argv = (char *const *)argv,
-			.envp = (char *const *)env,
-			.cwd_fd = cwd_fd,
-		};
-
-		return spawn_capture(&p, EXECD_LOOKUP_TIMEOUT_MS, out, out_len, ret_len);
-	}
-}
-
-/* The single non-empty line `git ARGS` prints (malloc'd), or NULL. */
-static char *git_lookup(struct req_state *s, int cwd_fd, const char *const *args)
-{
-	char out[EXECD_LOOKUP_MAX_OUTPUT];
-	char *nl;
-
-	if (git_run(s, cwd_fd, args, out, sizeof(out), NULL) != 0)
-		return NULL;
-	nl = strchr(out, '\n');
-	if (!nl || nl[1] != '\0' || nl == out) /* exactly one non-empty line */
-		return NULL;
-	*nl = '\0';
-	if (!wire_utf8_valid(out, strlen(out)))
-		return NULL;
-	return strdup(out);
-}
-
-/* Rewrites a URL given on the command line of `git push` the way git does
- * for an anonymous remote (lib/gitdest.c), with the url.*.pushInsteadOf and
- * insteadOf rules of every configuration scope, the repository's own (which
- * the agent controls, which is the point) included. git has no plumbing
- * that prints this. NULL on any doubt (too many rules for the buffer,
- * unreadable output). */
-static char *git_push_url(struct req_state *s, const char *url)
-{
-	static const char *const q[] = { "config", "--null", "--get-regexp",
-					 "^url\\..*\\.(pushinsteadof|insteadof)$", NULL };
-	char out[EXECD_LOOKUP_MAX_OUTPUT];
-	char *ret = NULL;
-	size_t len = 0;
-	int r;
-
-	r = git_run(s, s->cwd_fd, q, out, sizeof(out), &len);
-	if (r == 1)
-		len = 0; /* no rules at all */
-	else if (r != 0)
-		return NULL;
-	if (gitdest_rewrite_url(url, out, len, 1, &ret) < 0)
-		return NULL;
-	if (!wire_utf8_valid(ret, strlen(ret))) {
-		free(ret);
-		return NULL;
-	}
-	return ret;
-}
-
-/* Sets s->destination for git push/fetch/pull/clone/ls-remote: the URL git
- * will actually contact, after url.*.insteadOf / pushInsteadOf from every
- * configuration scope, computed by the real git binary. Left NULL (unknown)
- * whenever it cannot be determined exactly: no repository argument (git
- * would pick a remote from branch configuration), several push URLs, global
- * options before the subcommand (-c, -C, --git-dir change what git reads),
- * an argument starting with '-'. Policies that constrain the destination
- * must deny an unknown one. */
-static void compute_destination(struct req_state *s)
-{
-	enum gitdest_kind kind;
-	const char *repo;
-
-	if (!s->d->git_path || strcmp(s->req.tool, "git") != 0)
-		return;
-	/* What will run: the -C options are already applied to cwd_fd. */
-	if (s->exec_argv)
-		gitdest_find(s->exec_argv + 1, s->exec_argc - 1, &kind, &repo);
-	else
-		gitdest_find((const char *const *)s->req.args, s->req.n_args, &kind, &repo);
-	if (!repo)
-		return;
-	switch (kind) {
-	case GITDEST_PUSH: {
-		const char *const named[] = { "remote", "get-url", "--push", "--all", repo, NULL };
-
-		s->destination = git_lookup(s, s->cwd_fd, named);
-		if (!s->destination) /* not a configured remote: a URL or a path */
-			s->destination = git_push_url(s, repo);
-		break;
-	}
-	case GITDEST_FETCH: {
-		const char *const q[] = { "ls-remote", "--get-url", repo, NULL };
-
-		s->destination = git_lookup(s, s->cwd_fd, q);
-		break;
-	}
-	case GITDEST_CLONE: {
-		/* Outside any repository: the workspace's own config does not
-		 * apply to a clone, so it must not rewrite what the policy
-		 * sees either. */
-		const char *const q[] = { "ls-remote", "--get-url", repo, NULL };
-
-		s->destination = git_lookup(s, s->d->root_dir_fd, q);
-		break;
-	}
-	case GITDEST_NONE:
-	case GITDEST_KIND_MAX:
-	default:
-		break;
-	}
 }
 
 /* ---- environment ---- */
@@ -699,9 +479,7 @@ static void run_command(struct req_state *s, const struct authz_decision *dec)
 	{
 		struct spawn_params p = {
 			.path = s->tool_path,
-			.argv = (char *const *)(s->tr.argv    ? s->tr.argv
-						: s->exec_argv ? s->exec_argv
-							       : s->argv),
+			.argv = (char *const *)(s->tr.argv ? s->tr.argv : s->argv),
 			.envp = (char *const *)env,
 			.cwd_fd = s->tr.priv_fd >= 0 ? s->tr.priv_fd : s->cwd_fd,
 			.fds = { s->tr.null_fd >= 0 ? s->tr.null_fd : s->fds[0], s->fds[1], s->fds[2] },
@@ -830,7 +608,7 @@ static void handle(struct req_state *s)
 	}
 	if (r >= 0)
 		r = wire_parse_header(hdr, sizeof(hdr), d->conf->max_frame, &h);
-	if (r >= 0 && h.type != WIRE_TYPE_REQUEST)
+	if (r >= 0 && h.type != WIRE_TYPE_REQUEST && h.type != WIRE_TYPE_GIT)
 		r = -EBADMSG;
 	if (r >= 0) {
 		frame = malloc(WIRE_HEADER_SIZE + (size_t)h.payload_len);
@@ -842,6 +620,13 @@ static void handle(struct req_state *s)
 		if (h.payload_len > 0)
 			r = recv_exact(s, frame + WIRE_HEADER_SIZE, h.payload_len, &s->t0,
 				       d->conf->request_read_timeout_ms, false);
+	}
+	/* A git relay frame goes to the relay (execd/gitrelay.c), which
+	 * decodes, authenticates and audits it itself. */
+	if (r >= 0 && h.type == WIRE_TYPE_GIT) {
+		gitrelay_handle(d, s->conn, &s->cred, s->id, frame,
+				WIRE_HEADER_SIZE + (size_t)h.payload_len, s->fds, &s->n_fds);
+		return;
 	}
 	/* 2. Decode completely before anything acts on it. */
 	if (r >= 0)
@@ -897,27 +682,17 @@ static void handle(struct req_state *s)
 	}
 	s->tool_path = d->tool_paths[tool - d->conf->tools];
 
-	/* 6. Working directory, beneath a mapped root, git -C included. */
+	/* 6. Working directory, beneath a mapped root. */
 	{
 		const char *opt = NULL;
 
-		r = apply_git_chdirs(s, &opt);
+		r = refuse_chdir_options(s, &opt);
 		if (r == -EPERM) {
 			(void)snprintf(msg, sizeof(msg),
 				       "%s option '%.64s' is not allowed through the sandbox: the "
 				       "tool works in the request's directory (cd there instead)",
 				       s->req.tool, opt ? opt : "?");
 			refuse(s, WIRE_ERROR_POLICY_DENIED, NULL, msg);
-			return;
-		}
-		if (r == -ENOMEM) {
-			dispatch_reply_error(s->conn, WIRE_ERROR_INTERNAL, "out of memory");
-			return;
-		}
-		if (r < 0 && r != -ENAMETOOLONG) {
-			refuse(s, WIRE_ERROR_MALFORMED, NULL,
-			       "git's options before the subcommand cannot be read (an option "
-			       "without its value, or too many -C)");
 			return;
 		}
 	}
@@ -937,13 +712,10 @@ static void handle(struct req_state *s)
 		return;
 	}
 
-	/* 7. What the policy judges includes where a command sends data. */
-	compute_destination(s);
-
 	/* 8. Options that make the tool run a program named on the command
-	 * line (git -c alias.x='!cmd', --upload-pack, terraform -plugin-dir;
+	 * line (terraform -plugin-dir, ...;
 	 * lib/toolgrammar.c) are refused here for every backend: a webhook or
-	 * exec policy engine (or allow_all) that approves "git push" should
+	 * exec policy engine (or allow_all) that approves a subcommand should
 	 * not thereby approve running an arbitrary program on the host. */
 	{
 		struct toolgrammar_parse gp = { 0 };
@@ -1130,7 +902,6 @@ void *dispatch_connection(void *arg)
 	release_limits(s);
 	free(s->destination);
 	free(s->argv);
-	free(s->exec_argv);
 	wire_request_done(&s->req);
 	free(s);
 out:

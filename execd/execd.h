@@ -22,8 +22,6 @@
 #define EXECD_TOKEN_HEX ((size_t)2 * EXECD_TOKEN_BYTES)
 #define EXECD_MAX_PEERS 256                /* distinct containers tracked for limits */
 #define EXECD_THREAD_STACK ((size_t)256 * 1024) /* per-request worker stack */
-#define EXECD_LOOKUP_TIMEOUT_MS 5000       /* git remote lookups for `destination` */
-#define EXECD_LOOKUP_MAX_OUTPUT 8192
 #define EXECD_REQUEST_ID_LEN 40
 #define EXECD_EXTRA_THREADS 64 /* workers past their reply, beyond max_concurrent */
 #define EXECD_PEER_QUEUE 256   /* connections of one container waiting for a place */
@@ -164,8 +162,8 @@ struct execd {
 	char token[EXECD_TOKEN_HEX + 1];
 	char *tool_paths[EXECDCONF_MAX_TOOLS]; /* realpath()s, same order as conf->tools */
 	int root_fds[PATHMAP_MAX_ENTRIES];     /* O_PATH fds of the host roots */
-	const char *git_path;                  /* for destination lookups, may be NULL */
-	int root_dir_fd;                       /* "/", for lookups outside a repository */
+	int root_dir_fd;                       /* "/", a neutral directory for helpers */
+	struct gitrelay *relay;                /* execd/gitrelay.c; NULL when unavailable */
 	char **base_env;                       /* allowlisted environment, built at start */
 	char launch_id[17];
 	int work_fd;       /* private directory for the tools' own directories */

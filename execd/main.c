@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "execd.h"
+#include "gitrelayd.h"
 #include "log.h"
 #include "macros.h"
 
@@ -123,9 +124,17 @@ static int load_config(const char *path)
 static int resolve_tools(struct execd *d)
 {
 	for (size_t i = 0; i < conf.n_tools; i++) {
-		char *rp = realpath(conf.tools[i].path, NULL);
+		char *rp;
 		struct stat st;
 
+		/* Host git run on the agent's repository executes what the
+		 * repository configures (hooks, filters, fsmonitor, aliases):
+		 * git reaches the host only through the relay (gitrelay.c). */
+		if (strcmp(conf.tools[i].name, "git") == 0)
+			return log_error_errno(-EINVAL, "tool 'git' is not supported: git runs in the "
+						"container and its network half goes through the git relay "
+						"(README.md, \"git\"); remove the 'tool git' line");
+		rp = realpath(conf.tools[i].path, NULL);
 		if (!rp)
 			return log_error_errno(-errno, "tool '%s': cannot resolve '%s': %s",
 					       conf.tools[i].name, conf.tools[i].path, strerror(errno));
@@ -143,8 +152,6 @@ static int resolve_tools(struct execd *d)
 		d->tool_paths[i] = strdup(conf.tools[i].path);
 		if (!d->tool_paths[i])
 			return log_error_errno(-ENOMEM, "Out of memory");
-		if (strcmp(conf.tools[i].name, "git") == 0)
-			d->git_path = d->tool_paths[i];
 	}
 	for (size_t i = 0; i < conf.map.n; i++) {
 		d->root_fds[i] = open(conf.map.e[i].host, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -471,6 +478,9 @@ int main(int argc, char **argv)
 			log_warn("No '%s': commands start without their own pid namespace; "
 				 "setsid descendants can outlive them, continuing", reaper);
 	}
+	/* Without a relay (no git, unusable cache directory: logged) tools
+	 * are still served; git requests are refused. */
+	(void)gitrelay_init(d);
 	{
 		unsigned char rnd[8];
 
@@ -515,6 +525,7 @@ out:
 	if (d->backend)
 		d->ops->close(d->backend);
 	audit_close(d->audit);
+	gitrelay_done(d);
 	for (size_t i = 0; i < conf.n_tools; i++)
 		free(d->tool_paths[i]);
 	for (size_t i = 0; i < PATHMAP_MAX_ENTRIES; i++)

@@ -212,10 +212,10 @@ static int spawn_start_once(const struct spawn_params *p, pid_t *ret_pid, int *r
 	 * child has its own fd table, cwd and signal dispositions, and child()
 	 * never returns and makes only async-signal-safe calls that write no
 	 * shared memory but the (thread-local, then discarded) errno. */
+	bool use_ns = spawn_reaper_path && !atomic_load(&ns_unavailable);
+
 	pid = -EINVAL;
-	if (!spawn_reaper_path)
-		atomic_store(&ns_unavailable, true);
-	if (!atomic_load(&ns_unavailable)) {
+	if (use_ns) {
 		pid = ns_clone(p, wr);
 		if (pid == -EPERM || pid == -EINVAL || pid == -ENOSPC || pid == -EUSERS ||
 		    pid == -EACCES)
@@ -223,7 +223,7 @@ static int spawn_start_once(const struct spawn_params *p, pid_t *ret_pid, int *r
 		else if (pid < 0)
 			return (int)pid;
 	}
-	if (atomic_load(&ns_unavailable)) {
+	if (!use_ns || atomic_load(&ns_unavailable)) {
 		pid = vfork_child(p, parent, wr);
 		if (pid < 0)
 			return -errno;

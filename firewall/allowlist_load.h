@@ -41,8 +41,20 @@ int allowlist_load(struct allowlist *al, const char *path, const char *bundle_di
 int allowlist_load_config(struct allowlist *al, const char *path_arg, char *ret_path,
 			  size_t ret_path_size);
 
+#define ALLOWLIST_ROUTE_V4 "/proc/net/route"
+#define ALLOWLIST_ROUTE_V6 "/proc/net/ipv6_route"
+/* The container's own gateway (the next hop of any route in route_v4 and
+ * route_v6, the kernel's /proc/net files; a file that cannot be read has no
+ * gateways) is a special-purpose address: an address entry holding one
+ * without the marker 'special' is refused. Returns 0, or -EINVAL after
+ * logging "Invalid allowlist: FILE:LINE: ENTRY holds the container's
+ * gateway ADDR ...". Records the gateways in al->gateways (at most
+ * ALLOWLIST_MAX_GATEWAYS) for the DNS rebinding filter. */
+int allowlist_check_gateways(struct allowlist *al, const char *route_v4, const char *route_v6);
+
 /* `sandbox-init --check`: one line per entry, normalised, with the file (or
- * @bundle, or EXTRA_ALLOWED_DOMAINS) and line it came from. */
+ * @bundle, or EXTRA_ALLOWED_DOMAINS) and line it came from; then one
+ * "# special-purpose range opened: ..." line per entry with the marker. */
 void allowlist_print(FILE *f, const struct allowlist *al);
 
 #endif

@@ -16,6 +16,7 @@
 #include "allowlist_load.h"
 #include "log.h"
 #include "macros.h"
+#include "monoclock.h"
 #include "netaddr.h"
 #include "nftsock.h"
 
@@ -35,14 +36,6 @@ struct firewall {
 	struct track *track;
 	size_t n_track;
 };
-
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 static bool same_elem(const struct nftbatch_elem *a, const struct nftbatch_elem *b)
 {
@@ -142,6 +135,7 @@ int firewall_config_load(struct firewall_config *c, const char *allowlist_path,
 	_cleanup_free_ struct nftbatch_elem *lit = NULL;
 	_cleanup_free_ char *text = NULL;
 	size_t n_lit = 0, len = 0;
+	const char *dns;
 	struct stat st;
 	int r;
 
@@ -178,8 +172,17 @@ int firewall_config_load(struct firewall_config *c, const char *allowlist_path,
 	 * nothing can be resolved. */
 	if (!resolv_conf)
 		resolv_conf = FIREWALL_RESOLV_CONF;
-	r = read_small_file(resolv_conf, &text, &len, &st);
-	if (r < 0)
+	dns = secure_getenv(FIREWALL_ENV_DNS);
+	if (dns) {
+		/* The launcher's choice (a read-only root whose resolv.conf it
+		 * points at the gate itself); never a silent fallback. */
+		r = resolve_parse_server_list(dns, c->servers, RESOLVE_MAX_SERVERS);
+		if (r < 0)
+			return log_error_errno(r, FIREWALL_ENV_DNS "='%s' is not a list of at most %d IP addresses",
+					       dns, RESOLVE_MAX_SERVERS);
+		c->n_servers = (size_t)r;
+		resolv_conf = FIREWALL_ENV_DNS;
+	} else if ((r = read_small_file(resolv_conf, &text, &len, &st)) < 0)
 		log_warn_errno(r, "Failed to read '%s': %s, resolving nothing", resolv_conf, strerror(-r));
 	else if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
 		/* Whoever can write it picks the upstream of the next start
@@ -202,7 +205,8 @@ int firewall_config_load(struct firewall_config *c, const char *allowlist_path,
 		if ((s->family == AF_INET && s->addr.v4.s_addr == htonl(INADDR_LOOPBACK)) ||
 		    (s->family == AF_INET6 && memcmp(&s->addr.v6, &lo6, sizeof(lo6)) == 0))
 			return log_error_errno(-EINVAL,
-					       "Nameserver in '%s' is the DNS gate's own address",
+					       "Nameserver in '%s' is the DNS gate's own address (a read-only resolv.conf needs "
+					       FIREWALL_ENV_DNS ")",
 					       resolv_conf);
 	}
 	return 0;
@@ -309,13 +313,21 @@ static int resolved_elems(const struct firewall_config *c, const struct resolve_
 			const struct resolve_addr *a = &nm->addrs[k];
 			char buf[INET6_ADDRSTRLEN] = "?";
 
-			if (netaddr_is_forbidden(a->family, raddr(a)) &&
+			if ((netaddr_is_forbidden(a->family, raddr(a)) ||
+			     allowlist_addr_is_gateway(&c->al, a->family, raddr(a))) &&
 			    !allowlist_contains_addr(&c->al, a->family, raddr(a))) {
 				(void)inet_ntop(a->family, raddr(a), buf, sizeof(buf));
 				log_warn("'%s' resolves to %s (%s), not admitted, ignoring", nm->name, buf,
-					 netaddr_class_to_string(netaddr_classify(a->family, raddr(a))));
+					 allowlist_addr_is_gateway(&c->al, a->family, raddr(a))
+						 ? "the container's gateway"
+						 : netaddr_class_to_string(netaddr_classify(a->family, raddr(a))));
 				continue;
 			}
+			/* Named by the file's own entry ('special'): that entry's
+			 * element opens it, on its ports only, never the name's. */
+			if (netaddr_is_forbidden(a->family, raddr(a)) ||
+			    allowlist_addr_is_gateway(&c->al, a->family, raddr(a)))
+				continue;
 			if (n == cap) {
 				struct nftbatch_elem *p = realloc(out, 2 * cap * sizeof(*out));
 				if (!p)
@@ -362,7 +374,7 @@ int firewall_install(const struct firewall_config *c, struct firewall **ret,
 	struct nftbatch b = { 0 };
 	struct resolver *res = NULL;
 	size_t n_names = 0, n_dyn = 0, n_all, size;
-	uint64_t t0 = now_us(), t;
+	uint64_t t0 = monoclock_us(), t;
 	char err[NFTSOCK_ERR_MAX];
 	int r;
 
@@ -401,7 +413,7 @@ int firewall_install(const struct firewall_config *c, struct firewall **ret,
 			 names[i].name, ares_status_str(names[i].status[RESOLVE_A]),
 			 ares_status_str(names[i].status[RESOLVE_AAAA]));
 	}
-	t = now_us();
+	t = monoclock_us();
 	st.resolve_us = t - t0;
 
 	r = resolved_elems(c, names, n_names, &dyn, &n_dyn);
@@ -419,7 +431,7 @@ int firewall_install(const struct firewall_config *c, struct firewall **ret,
 		if (!fw->track)
 			return log_error_errno(-ENOMEM, "Out of memory");
 		for (size_t i = 0; i < n_norm; i++)
-			track_note(fw, &norm[i], now_us() / 1000);
+			track_note(fw, &norm[i], monoclock_us() / 1000);
 		n_all = c->n_literals + n_norm;
 		all = calloc(n_all + 1, sizeof(*all));
 		if (!all)
@@ -442,6 +454,7 @@ int firewall_install(const struct firewall_config *c, struct firewall **ret,
 			.n_upstreams = c->n_servers,
 			.elems = all,
 			.n_elems = n_all,
+			.sidecar = c->sidecar,
 		};
 
 		for (size_t i = 0; i < c->n_servers; i++) {
@@ -466,16 +479,16 @@ int firewall_install(const struct firewall_config *c, struct firewall **ret,
 			return log_error_errno(r, "Failed to build the nftables batch: %s", strerror(-r));
 		}
 	}
-	st.build_us = now_us() - t;
-	t = now_us();
+	st.build_us = monoclock_us() - t;
+	t = monoclock_us();
 
 	r = nftsock_send(fw->nft, &b, err, sizeof(err));
 	if (r < 0) {
 		log_error_errno(r, "Failed to install table inet %s: %s", c->table, err);
 		goto fail;
 	}
-	st.commit_us = now_us() - t;
-	t = now_us();
+	st.commit_us = monoclock_us() - t;
+	t = monoclock_us();
 	/* Read back: what the kernel holds is what we meant, or we stop. */
 	r = nftsock_verify(fw->nft, &b, err, sizeof(err));
 	if (r < 0) {
@@ -483,8 +496,8 @@ int firewall_install(const struct firewall_config *c, struct firewall **ret,
 				c->table, err);
 		goto fail;
 	}
-	st.verify_us = now_us() - t;
-	st.total_us = now_us() - t0;
+	st.verify_us = monoclock_us() - t;
+	st.total_us = monoclock_us() - t0;
 	log_info("Firewall: table inet %s installed and verified: %zu names (%zu resolved, %zu failed), %zu elements, %llu ms",
 		 c->table, st.names, st.names_resolved, st.names_failed, st.elements,
 		 (unsigned long long)(st.total_us / 1000));
@@ -541,7 +554,7 @@ int firewall_admit(void *userdata, const struct fw_admit *elems, size_t n)
 		return log_warn_errno(r, "Cannot admit %zu addresses: %s", n, strerror(-r));
 	/* Leave alone what already lives at least as long as this answer
 	 * says (see struct track). */
-	now = now_us() / 1000;
+	now = monoclock_us() / 1000;
 	{
 		size_t k = 0;
 		for (size_t i = 0; i < n_norm; i++) {
@@ -602,7 +615,8 @@ int firewall_print_check(const struct firewall_config *c, FILE *f)
 					       .upstreams = ups,
 					       .n_upstreams = c->n_servers,
 					       .elems = c->literals,
-					       .n_elems = c->n_literals };
+					       .n_elems = c->n_literals,
+					       .sidecar = c->sidecar };
 		r = nftbatch_build_ruleset(&b, &cfg, buf, size, 1);
 	}
 	if (r < 0)
@@ -656,6 +670,23 @@ int firewall_resolv_conf_write(const struct firewall_config *c, const char *path
 		r = negative_errno();
 	(void)close(fd);
 	return r;
+}
+
+bool firewall_resolv_conf_points_at_gate(const char *path)
+{
+	static const struct in6_addr lo6 = IN6ADDR_LOOPBACK_INIT;
+	struct resolve_server servers[RESOLVE_MAX_SERVERS];
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0, n;
+
+	if (read_small_file(path, &text, &len, NULL) < 0)
+		return false;
+	n = resolve_parse_nameservers(text, len, servers, RESOLVE_MAX_SERVERS);
+	for (size_t i = 0; i < n; i++)
+		if (!((servers[i].family == AF_INET && servers[i].addr.v4.s_addr == htonl(INADDR_LOOPBACK)) ||
+		      (servers[i].family == AF_INET6 && memcmp(&servers[i].addr.v6, &lo6, sizeof(lo6)) == 0)))
+			return false;
+	return n > 0;
 }
 
 int firewall_teardown(struct firewall *fw)

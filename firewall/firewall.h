@@ -20,8 +20,13 @@
 #include "fwconst.h"
 #include "nftbatch.h"
 #include "resolve.h"
+#include "sidecar.h"
 
 #define FIREWALL_RESOLV_CONF "/etc/resolv.conf"
+/* The launcher's DNS upstream for the gate (addresses, comma or blank
+ * separated): used instead of resolv.conf's servers when set, for a
+ * read-only resolv.conf that already points at the gate. */
+#define FIREWALL_ENV_DNS "CODE_SANDBOX_DNS"
 #define FIREWALL_ENV_ALLOWLIST "CODE_SANDBOX_ALLOWLIST"
 #define FIREWALL_ENV_EXTRA "EXTRA_ALLOWED_DOMAINS"
 #define FIREWALL_MAX_NAMES ALLOWLIST_MAX_ENTRIES
@@ -40,6 +45,10 @@ struct firewall_config {
 	struct nftbatch_ports ports;
 	struct nftbatch_elem *literals; /* normalised literal address entries, no timeout */
 	size_t n_literals;
+	/* the sidecar exemption (lib/sidecar.h), set by init/sidecarstep.c;
+	 * sidecar points into sidecar_cfg or is NULL */
+	struct sidecar_config sidecar_cfg;
+	const struct nftbatch_sidecar *sidecar;
 };
 
 struct firewall_stats {
@@ -52,8 +61,8 @@ struct firewall;
 
 /* Step 2. allowlist_path: --allowlist, or NULL for $CODE_SANDBOX_ALLOWLIST
  * (secure_getenv) or the baked path; plus $EXTRA_ALLOWED_DOMAINS. Upstream
- * servers from resolv_conf (NULL: /etc/resolv.conf) before the gate
- * rewrites it. Everything is validated here: a bad allowlist line logs
+ * servers from $CODE_SANDBOX_DNS (secure_getenv) when set, else from
+ * resolv_conf (NULL: /etc/resolv.conf) before the gate rewrites it. Everything is validated here: a bad allowlist line logs
  * "FILE:LINE: reason" and returns -EINVAL. No resolvers is only a warning
  * (names then stay unresolved until... never: the gate has no upstream
  * either; logged). *c must be zeroed; firewall_config_done() after. */
@@ -90,6 +99,11 @@ int firewall_print_check(const struct firewall_config *c, FILE *f);
  * all when it already says exactly that, so a warm start changes nothing.
  * Returns 0 or a negative errno. */
 int firewall_resolv_conf_write(const struct firewall_config *c, const char *path, bool ipv6);
+
+/* True when the resolv.conf at path names only the gate (127.0.0.1 or
+ * ::1, at least one): a read-only file the launcher provided, which the
+ * gate need not rewrite. */
+bool firewall_resolv_conf_points_at_gate(const char *path);
 
 /* Deletes the table (tests). */
 int firewall_teardown(struct firewall *fw);

@@ -17,6 +17,7 @@
 #include "dnsmsg.h"
 #include "log.h"
 #include "macros.h"
+#include "monoclock.h"
 #include "netaddr.h"
 #include "ratelimit.h"
 
@@ -71,6 +72,15 @@ struct gate_pending {
 	size_t n_entries;
 };
 
+/* An address the gate admitted, for the caps: the query name by hash
+ * (64-bit FNV-1a: two names sharing a quota by collision only lose). */
+struct gate_dyn {
+	uint64_t expires_ms; /* 0: free */
+	uint64_t name_hash;
+	int family;
+	uint8_t addr[16];
+};
+
 struct gate_fdref {
 	enum gate_fd_kind kind;
 	size_t conn;
@@ -100,17 +110,13 @@ struct gate {
 	uint8_t out[GATE_MAX_RESPONSE];
 	uint8_t in[DNSMSG_MAX_MSG];
 
-	struct ratelimit rl_refused, rl_rebind, rl_error;
+	struct gate_dyn dyn[GATE_DYN_MAX_TOTAL];
+	size_t dyn_used; /* dyn[dyn_used..] never used: scans stop there, pages stay untouched */
+	size_t dyn_max_per_name, dyn_max_total;
+
+	struct ratelimit rl_refused, rl_rebind, rl_error, rl_cap;
 	struct gate_stats stats;
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static const char *qtype_name(uint16_t t)
 {
@@ -279,9 +285,16 @@ int gate_new(const struct gate_config *cfg, struct gate **ret)
 	g->admit_userdata = cfg->admit_userdata;
 	g->port = cfg->port ? cfg->port : GATE_PORT;
 	g->ttl_floor_s = cfg->test_ttl ? cfg->test_ttl_floor_s : FW_TTL_FLOOR_S;
+	g->dyn_max_per_name = cfg->test_dyn_max_per_name && cfg->test_dyn_max_per_name < GATE_DYN_MAX_PER_NAME
+				      ? cfg->test_dyn_max_per_name
+				      : GATE_DYN_MAX_PER_NAME;
+	g->dyn_max_total = cfg->test_dyn_max_total && cfg->test_dyn_max_total < GATE_DYN_MAX_TOTAL
+				   ? cfg->test_dyn_max_total
+				   : GATE_DYN_MAX_TOTAL;
 	g->ttl_grace_s = cfg->test_ttl ? cfg->test_ttl_grace_s : FW_TTL_GRACE_S;
 	g->rl_refused = (struct ratelimit)RATELIMIT_INIT(GATE_LOG_INTERVAL_MS, GATE_LOG_BURST);
 	g->rl_rebind = (struct ratelimit)RATELIMIT_INIT(GATE_LOG_INTERVAL_MS, GATE_LOG_BURST);
+	g->rl_cap = (struct ratelimit)RATELIMIT_INIT(GATE_LOG_INTERVAL_MS, GATE_LOG_BURST);
 	g->rl_error = (struct ratelimit)RATELIMIT_INIT(GATE_LOG_INTERVAL_MS, GATE_LOG_BURST);
 
 	k = listen_socket(AF_INET, SOCK_DGRAM, g->port, &g->udp4);
@@ -417,7 +430,7 @@ static void log_limited(struct ratelimit *rl, const char *what, const char *name
 {
 	uint64_t suppressed;
 
-	if (!ratelimit_allow(rl, now_ms(), &suppressed))
+	if (!ratelimit_allow(rl, monoclock_ms(), &suppressed))
 		return;
 	if (suppressed)
 		log_warn("DNS gate: %llu similar messages suppressed", (unsigned long long)suppressed);
@@ -435,6 +448,54 @@ static uint32_t admit_timeout_ms(const struct gate *g, uint32_t ttl)
 	if (t > FW_TTL_CEIL_S)
 		t = FW_TTL_CEIL_S;
 	return (t + g->ttl_grace_s) * 1000u;
+}
+
+static uint64_t name_hash(const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		h = (h ^ *c) * 0x100000001b3ULL;
+	return h;
+}
+
+/* Whether the gate may admit ad for the query name hashed h until
+ * now + timeout: yes when it is live already (its record then lives as long
+ * as the longer of the two) or both caps leave room (recorded). Returns NULL
+ * when admitted, else which cap stopped it. */
+static const char *dyn_admit(struct gate *g, uint64_t h, const struct dnsmsg_addr *ad, uint64_t now,
+			     uint32_t timeout_ms)
+{
+	size_t len = ad->family == AF_INET ? 4 : 16, live = 0, for_name = 0;
+	struct gate_dyn *free_slot = NULL;
+
+	for (size_t i = 0; i < g->dyn_used; i++) {
+		struct gate_dyn *d = &g->dyn[i];
+
+		if (d->expires_ms <= now) {
+			if (!free_slot)
+				free_slot = d;
+			continue;
+		}
+		live++;
+		if (d->name_hash != h)
+			continue;
+		if (d->family == ad->family && memcmp(d->addr, &ad->addr, len) == 0) {
+			if (d->expires_ms < now + timeout_ms)
+				d->expires_ms = now + timeout_ms;
+			return NULL;
+		}
+		for_name++;
+	}
+	if (for_name >= g->dyn_max_per_name)
+		return "per-name cap of live admitted addresses reached";
+	if (!free_slot && g->dyn_used < GATE_DYN_MAX_TOTAL)
+		free_slot = &g->dyn[g->dyn_used++];
+	if (live >= g->dyn_max_total || !free_slot)
+		return "total cap of live admitted addresses reached";
+	*free_slot = (struct gate_dyn){.expires_ms = now + timeout_ms, .name_hash = h, .family = ad->family};
+	memcpy(free_slot->addr, &ad->addr, len);
+	return NULL;
 }
 
 static void pending_release(struct gate *g, struct gate_pending *p)
@@ -459,10 +520,17 @@ static void answer_ready(struct gate *g, struct gate_pending *p, struct dnsmsg_a
 		respond_rcode(g, &p->origin, &p->q, rc);
 		return;
 	}
+	uint64_t h = name_hash(p->q.name), now = monoclock_ms();
+
 	for (size_t i = 0; i < a->n_addrs; i++) {
 		struct dnsmsg_addr *ad = &a->addrs[i];
 		enum netaddr_class c = netaddr_classify(ad->family, &ad->addr);
+		const char *cap;
 
+		/* The container's own gateway is special-purpose even when
+		 * its address is public (lib/allowlist.h). */
+		if (c == NETADDR_PUBLIC && allowlist_addr_is_gateway(g->al, ad->family, &ad->addr))
+			c = NETADDR_RESERVED;
 		if (c != NETADDR_PUBLIC && !allowlist_contains_addr(g->al, ad->family, &ad->addr)) {
 			char addr[INET6_ADDRSTRLEN], why[128];
 
@@ -470,9 +538,28 @@ static void answer_ready(struct gate *g, struct gate_pending *p, struct dnsmsg_a
 			(void)inet_ntop(ad->family, &ad->addr, addr, sizeof(addr));
 			(void)snprintf(why, sizeof(why),
 				       "answer %s is %s, not admitted (DNS rebinding filter)", addr,
-				       netaddr_class_to_string(c));
+				       allowlist_addr_is_gateway(g->al, ad->family, &ad->addr)
+					       ? "the container's gateway"
+					       : netaddr_class_to_string(c));
 			log_limited(&g->rl_rebind, "stripped an address of", p->q.name, p->q.qtype,
 				    why);
+			continue;
+		}
+		/* Named by the file's own entry ('special'): that entry's
+		 * element opens it, on that entry's ports only. The answer
+		 * keeps it, but the name's ports never widen it. */
+		if (c != NETADDR_PUBLIC) {
+			a->addrs[kept++] = *ad;
+			continue;
+		}
+		cap = dyn_admit(g, h, ad, now, admit_timeout_ms(g, ad->ttl));
+		if (cap) {
+			char addr[INET6_ADDRSTRLEN], why[160];
+
+			g->stats.capped++;
+			(void)inet_ntop(ad->family, &ad->addr, addr, sizeof(addr));
+			(void)snprintf(why, sizeof(why), "answer %s not admitted: %s", addr, cap);
+			log_limited(&g->rl_cap, "stripped an address of", p->q.name, p->q.qtype, why);
 			continue;
 		}
 		a->addrs[kept++] = *ad;
@@ -689,7 +776,7 @@ static void tcp_accept(struct gate *g, int lfd)
 		g->conns[i].fd = fd;
 		g->conns[i].state = CONN_READ;
 		g->conns[i].rlen = 0;
-		g->conns[i].deadline_ms = now_ms() + GATE_TCP_IDLE_MS;
+		g->conns[i].deadline_ms = monoclock_ms() + GATE_TCP_IDLE_MS;
 	}
 }
 
@@ -748,7 +835,7 @@ static void conn_try_write(struct gate *g, size_t idx)
 	}
 	c->wlen = c->woff = 0;
 	c->state = CONN_READ;
-	c->deadline_ms = now_ms() + GATE_TCP_IDLE_MS;
+	c->deadline_ms = monoclock_ms() + GATE_TCP_IDLE_MS;
 	(void)g;
 }
 
@@ -764,7 +851,7 @@ static void conn_read(struct gate *g, size_t idx)
 	if (n < 0)
 		return;
 	c->rlen += (size_t)n;
-	c->deadline_ms = now_ms() + GATE_TCP_IDLE_MS;
+	c->deadline_ms = monoclock_ms() + GATE_TCP_IDLE_MS;
 	conn_process(g, idx);
 }
 
@@ -786,7 +873,7 @@ int gate_prepare(void *userdata, struct pollfd *fds, size_t max, int *timeout_ms
 	struct gate *g = userdata;
 	ares_socket_t socks[ARES_GETSOCK_MAXNUM];
 	struct timeval tv, *tvp;
-	uint64_t now = now_ms();
+	uint64_t now = monoclock_ms();
 	size_t n = 0;
 	unsigned bits;
 
@@ -897,7 +984,7 @@ void gate_dispatch(void *userdata, const struct pollfd *fds, size_t n)
 
 	/* Pipelined queries left in a buffer once a response went out, and
 	 * idle connections. */
-	now = now_ms();
+	now = monoclock_ms();
 	for (size_t i = 0; i < GATE_MAX_TCP_CONNS; i++) {
 		struct gate_conn *c = &g->conns[i];
 

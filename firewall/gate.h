@@ -8,7 +8,7 @@
  * docs/architecture.md "DNS gate" for the policy and its reasons.
  *
  * Single-threaded and non-blocking: the gate is a source of PID 1's poll loop
- * (init/loop.h) and never blocks, never exits, never aborts on input. */
+ * (lib/loopsrc.h, run by init/loop.h) and never blocks, never exits, never aborts on input. */
 #ifndef CS_GATE_H
 #define CS_GATE_H
 
@@ -19,7 +19,7 @@
 
 #include "allowlist.h"
 #include "fwconst.h"
-#include "loop.h"
+#include "loopsrc.h"
 
 #define GATE_PORT 53
 #define GATE_MAX_UPSTREAMS 8
@@ -36,6 +36,12 @@
 #define GATE_LOG_INTERVAL_MS 10000 /* rate limit of refused/rebinding log lines */
 #define GATE_LOG_BURST 10
 #define GATE_MAX_FDS (4 + GATE_MAX_TCP_CONNS + 16)
+/* Live addresses the gate admits for one query name, and in all: a name
+ * whose zone keeps re-pointing it (or a suffix entry's subdomains, each
+ * with an address of its own) must not fill the sets without bound. An
+ * address past a cap is stripped from the answer and logged. */
+#define GATE_DYN_MAX_PER_NAME 32
+#define GATE_DYN_MAX_TOTAL 2048
 
 struct gate_config {
 	const struct allowlist *allowlist; /* borrowed: must outlive the gate */
@@ -51,6 +57,8 @@ struct gate_config {
 	 * code leaves test_ttl false; the defaults then apply. */
 	bool test_ttl;
 	uint32_t test_ttl_floor_s, test_ttl_grace_s;
+	/* Test-only: lower caps than GATE_DYN_MAX_PER_NAME/_TOTAL (0: those). */
+	size_t test_dyn_max_per_name, test_dyn_max_total;
 };
 
 struct gate_stats {
@@ -65,6 +73,7 @@ struct gate_stats {
 	uint64_t admitted;     /* addresses admitted */
 	uint64_t admit_errors; /* admit callback failures: SERVFAIL */
 	uint64_t rebinding;    /* addresses stripped by the rebinding filter */
+	uint64_t capped;       /* addresses stripped at GATE_DYN_MAX_PER_NAME/_TOTAL */
 };
 
 struct gate;
@@ -81,7 +90,7 @@ int gate_new(const struct gate_config *cfg, struct gate **ret);
  * every socket. NULL-safe; returns NULL. */
 struct gate *gate_free(struct gate *g);
 
-/* The loop source (init/loop.h) that drives the gate. */
+/* The loop source (lib/loopsrc.h, run by init/loop.h) that drives the gate. */
 void gate_loop_source(struct gate *g, struct loop_source *ret);
 
 /* The two loop callbacks, exposed for drivers without init's loop. */

@@ -17,6 +17,7 @@
 #include "fwconst.h"
 #include "log.h"
 #include "macros.h"
+#include "monoclock.h"
 #include "pktinfo.h"
 #include "ratelimit.h"
 
@@ -31,14 +32,6 @@ struct nflog {
 	struct nflog_stats stats;
 	uint8_t buf[NFLOG_BUF_SIZE];
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static struct nlmsghdr *config_msg(struct nflog *n, uint8_t family)
 {
@@ -220,7 +213,7 @@ static int packet_cb(const struct nlmsghdr *nlh, void *data)
 		n->stats.kernel++;
 		return MNL_CB_OK;
 	}
-	if (!ratelimit_allow(&n->rl, now_ms(), &suppressed))
+	if (!ratelimit_allow(&n->rl, monoclock_ms(), &suppressed))
 		return MNL_CB_OK;
 	if (suppressed)
 		log_warn("%llu more blocked packets not shown", (unsigned long long)suppressed);

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "loop.h"
+#include "loopsrc.h"
 
 #define NFLOG_COPY_RANGE 128       /* bytes of each packet copied: IP + transport headers */
 #define NFLOG_LOG_INTERVAL_MS 5000 /* at most NFLOG_LOG_BURST lines per interval */

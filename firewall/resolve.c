@@ -28,6 +28,7 @@
 
 #include "log.h"
 #include "macros.h"
+#include "monoclock.h"
 
 struct query {
 	struct resolver *r;
@@ -48,14 +49,6 @@ struct resolver {
 	bool expired;
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static size_t parse_lines(const char *text, size_t len, const char *key, struct resolve_server *servers,
 			  size_t max);
 
@@ -65,6 +58,41 @@ size_t resolve_parse_resolv_conf(const char *text, size_t len, struct resolve_se
 	size_t n = parse_lines(text, len, RESOLVE_UPSTREAM_MARK, servers, max);
 
 	return n > 0 ? n : parse_lines(text, len, "nameserver ", servers, max);
+}
+
+size_t resolve_parse_nameservers(const char *text, size_t len, struct resolve_server *servers,
+				 size_t max)
+{
+	return parse_lines(text, len, "nameserver ", servers, max);
+}
+
+int resolve_parse_server_list(const char *list, struct resolve_server *servers, size_t max)
+{
+	size_t n = 0;
+
+	for (const char *p = list; *p;) {
+		char addr[INET6_ADDRSTRLEN + 1];
+		size_t k = strcspn(p, ", \t");
+
+		if (k == 0) {
+			p++;
+			continue;
+		}
+		if (k >= sizeof(addr))
+			return -EINVAL;
+		memcpy(addr, p, k);
+		addr[k] = '\0';
+		p += k;
+		if (n >= max)
+			return -E2BIG;
+		if (inet_pton(AF_INET, addr, &servers[n].addr.v4) == 1)
+			servers[n++].family = AF_INET;
+		else if (inet_pton(AF_INET6, addr, &servers[n].addr.v6) == 1)
+			servers[n++].family = AF_INET6;
+		else
+			return -EINVAL;
+	}
+	return n > 0 ? (int)n : -EINVAL;
 }
 
 /* Every line "KEY ADDR" (key includes its trailing blank; tabs accepted in
@@ -241,7 +269,7 @@ int resolver_new(struct resolver **ret, const struct resolve_server *servers, si
 		r->queries[2 * i] = (struct query){ .r = r, .name = i, .qtype = RESOLVE_A };
 		r->queries[2 * i + 1] = (struct query){ .r = r, .name = i, .qtype = RESOLVE_AAAA };
 	}
-	r->deadline_ms = now_ms() + deadline_ms;
+	r->deadline_ms = monoclock_ms() + deadline_ms;
 	*ret = TAKE_PTR(r);
 	return 0;
 }
@@ -290,7 +318,7 @@ int resolver_prepare(void *userdata, struct pollfd *fds, size_t max, int *timeou
 	struct resolver *r = userdata;
 	ares_socket_t socks[ARES_GETSOCK_MAXNUM];
 	struct timeval tv, maxtv;
-	uint64_t now = now_ms();
+	uint64_t now = monoclock_ms();
 	size_t n = 0;
 	int bits;
 
@@ -352,7 +380,7 @@ void resolver_dispatch(void *userdata, const struct pollfd *fds, size_t n)
 	}
 	/* timeouts and retries */
 	ares_process_fd(r->ch, ARES_SOCKET_BAD, ARES_SOCKET_BAD);
-	if (!resolver_done(r) && now_ms() >= r->deadline_ms)
+	if (!resolver_done(r) && monoclock_ms() >= r->deadline_ms)
 		expire(r);
 	else
 		launch(r);

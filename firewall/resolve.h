@@ -73,6 +73,17 @@ struct resolver;
 size_t resolve_parse_resolv_conf(const char *text, size_t len, struct resolve_server *servers,
 				 size_t max);
 
+/* Only the "nameserver ADDR" lines of resolv.conf text (a file the gate
+ * may not rewrite: does it already point at the gate?). */
+size_t resolve_parse_nameservers(const char *text, size_t len, struct resolve_server *servers,
+				 size_t max);
+
+/* Parses a list of IPv4/IPv6 addresses separated by commas and/or blanks
+ * (the launcher's CODE_SANDBOX_DNS). Returns the count (at least 1), -EINVAL
+ * for an empty list or anything that is not an address (scoped addresses
+ * included: they need an interface), -E2BIG for more than max. */
+int resolve_parse_server_list(const char *list, struct resolve_server *servers, size_t max);
+
 /* Creates a c-ares channel that asks exactly `servers` (not the current
  * /etc/resolv.conf), with short retry timeouts, a sized receive buffer and
  * no search domains. names[0..n) are borrowed and filled in as answers

@@ -11,6 +11,7 @@
 #include "fail.h"
 #include "fileio.h"
 #include "profile.h"
+#include "runtimedir.h"
 #include "seccomp_rules.h"
 
 static char *default_command[] = {(char *)INIT_DEFAULT_COMMAND, NULL};
@@ -102,7 +103,7 @@ static int env_id(const char *var, bool *ret_set, unsigned *ret)
 		return 0;
 	r = ids_parse_id(v, ret);
 	if (r == -ERANGE)
-		return init_fail("identity", 0, "%s is out of range (at most %u)", var, IDS_ID_MAX);
+		return init_fail("identity", 0, "%s is out of range (at most %u)", var, IDS_HOST_ID_MAX);
 	if (r < 0)
 		/* The value may be anything: say what is wrong, do not echo it. */
 		return init_fail("identity", 0, "%s is not a decimal number", var);
@@ -110,18 +111,55 @@ static int env_id(const char *var, bool *ret_set, unsigned *ret)
 	return 0;
 }
 
+/* The running kernel's overflow IDs (what an unmappable owner shows as),
+ * into ids[0..4); a file that cannot be read leaves the kernel's default
+ * there, refused anyway. */
+static void read_overflow_ids(unsigned ids[static 4])
+{
+	static const char *const files[] = {
+		"/proc/sys/kernel/overflowuid",
+		"/proc/sys/kernel/overflowgid",
+		"/proc/sys/fs/overflowuid",
+		"/proc/sys/fs/overflowgid",
+	};
+
+	for (size_t i = 0; i < 4; i++) {
+		_cleanup_free_ char *text = NULL;
+		size_t len = 0;
+
+		ids[i] = IDS_KERNEL_OVERFLOW_ID;
+		/* ENOENT (no /proc/sys in this mount namespace): the default. */
+		if (fileio_read(AT_FDCWD, files[i], 32, &text, &len) < 0)
+			continue;
+		while (len > 0 && text[len - 1] == '\n')
+			text[--len] = '\0';
+		(void)ids_parse_id(text, &ids[i]);
+	}
+}
+
+/* One of the checks below on an ID devuser would take. */
+static int check_id(const char *what, unsigned id, const unsigned overflow[static 4])
+{
+	const char *why = NULL;
+
+	if (ids_check_host_id(id, overflow, 4, &why) == 0)
+		return 0;
+	return init_fail("identity", 0, "%s=%u is refused (%s)", what, id, why);
+}
+
 static int load_identity(struct init_config *cfg)
 {
+	unsigned overflow[4];
 	struct userdb_user u;
 	const char *why = NULL;
 	char group[IDS_NAME_MAX + 1];
 	unsigned uid, gid;
 	int r;
 
-	r = fileio_read(AT_FDCWD, INIT_PASSWD_PATH, INIT_FILE_MAX, &cfg->passwd_text, &cfg->passwd_len);
+	r = fileio_read(AT_FDCWD, runtimedir_source(INIT_PASSWD_PATH), INIT_FILE_MAX, &cfg->passwd_text, &cfg->passwd_len);
 	if (r < 0)
 		return init_fail("identity", r, "cannot read " INIT_PASSWD_PATH);
-	r = fileio_read(AT_FDCWD, INIT_GROUP_PATH, INIT_FILE_MAX, &cfg->group_text, &cfg->group_len);
+	r = fileio_read(AT_FDCWD, runtimedir_source(INIT_GROUP_PATH), INIT_FILE_MAX, &cfg->group_text, &cfg->group_len);
 	if (r < 0)
 		return init_fail("identity", r, "cannot read " INIT_GROUP_PATH);
 	r = userdb_lookup(cfg->passwd_text, cfg->passwd_len, INIT_USER, &u);
@@ -138,18 +176,29 @@ static int load_identity(struct init_config *cfg)
 	r = env_id("HOST_GID", &cfg->host_gid_set, &cfg->host_gid);
 	if (r < 0)
 		return r;
+	/* As the container's PID 1, both are required: falling back to
+	 * devuser's image IDs would hand the workspace's files to whoever
+	 * holds those IDs on the host. Only --test-subreaper (tests, never a
+	 * container) keeps the image's IDs. */
+	if (!cfg->test_subreaper && (!cfg->host_uid_set || !cfg->host_gid_set))
+		return init_fail("identity", 0, "%s not set: pass both, e.g. -e HOST_UID=$(id -u) -e HOST_GID=$(id -g)",
+				 !cfg->host_uid_set && !cfg->host_gid_set ? "HOST_UID and HOST_GID are"
+				 : !cfg->host_uid_set			 ? "HOST_UID is"
+									 : "HOST_GID is");
 	uid = cfg->host_uid_set ? cfg->host_uid : u.uid;
 	gid = cfg->host_gid_set ? cfg->host_gid : u.gid;
 
 	/* Refused before anything changes: an agent running as root, in the
 	 * root group, or in a group that administers the machine would undo
-	 * every other layer. */
-	if (uid == 0)
-		return init_fail("identity", 0, "%s=0 is refused (root)",
-				 cfg->host_uid_set ? "HOST_UID" : "devuser's UID");
-	if (gid == 0)
-		return init_fail("identity", 0, "%s=0 is refused (root group)",
-				 cfg->host_gid_set ? "HOST_GID" : "devuser's GID");
+	 * every other layer; as nobody, 65535 or (uid_t)-2 it would share its
+	 * files with every unmapped owner. */
+	read_overflow_ids(overflow);
+	r = check_id(cfg->host_uid_set ? "HOST_UID" : "devuser's UID", uid, overflow);
+	if (r < 0)
+		return r;
+	r = check_id(cfg->host_gid_set ? "HOST_GID" : "devuser's GID", gid, overflow);
+	if (r < 0)
+		return r;
 	if (ids_gid_is_privileged(cfg->group_text, cfg->group_len, gid, group) > 0)
 		return init_fail("identity", 0, "%s=%u is refused (privileged group '%s')",
 				 cfg->host_gid_set ? "HOST_GID" : "devuser's GID", gid, group);

@@ -11,22 +11,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "loopsrc.h"
+
 #define LOOP_MAX_SOURCES 8
 #define LOOP_MAX_FDS 256
-
-struct loop_source {
-	const char *name;
-	void *userdata;
-	/* Fill fds[0..max) with the fds this source waits on (events set,
-	 * revents ignored) and return how many (>= 0), or a negative errno
-	 * (logged, the source is skipped this round). Lower *timeout_ms (-1 =
-	 * no timeout) to the time after which dispatch() must run even with no
-	 * I/O. May be called with max == 0. */
-	int (*prepare)(void *userdata, struct pollfd *fds, size_t max, int *timeout_ms);
-	/* Called after every poll() with the slice prepare() filled (revents
-	 * set), including on timeout. Must not block. */
-	void (*dispatch)(void *userdata, const struct pollfd *fds, size_t n);
-};
 
 struct loop {
 	struct loop_source sources[LOOP_MAX_SOURCES];

@@ -21,6 +21,7 @@
 #include "reaper.h"
 #include "seccomp_filter.h"
 #include "settings.h"
+#include "sidecarstep.h"
 #include "signals.h"
 #include "spawn.h"
 #include "userremap.h"
@@ -35,6 +36,17 @@ static struct fwstep fw;
 /* PID 1's non-blocking stderr between its opening and installation. */
 static int logfd = -1;
 
+/* The spawn's before_exec: PID 1 drops to exactly its loop set while the
+ * agent's child waits before its execve; on failure the child is killed
+ * unexec'd and PID 1 exits with EXIT_INIT_PRIVDROP. */
+static int drop_pid1(void *userdata, int *ret_exit)
+{
+	const uint64_t *keep = userdata;
+
+	*ret_exit = EXIT_INIT_PRIVDROP;
+	return privdrop_pid1_or_kill(*keep, 0);
+}
+
 static int run(int argc, char **argv)
 {
 	pid_t agent;
@@ -44,7 +56,8 @@ static int run(int argc, char **argv)
 	if (r != 0)
 		return r > 0 ? 0 : EXIT_INIT_USAGE;
 	if (cfg.check) {
-		if (config_load(&cfg) < 0 || fwstep_load(&fw, cfg.allowlist_path) < 0)
+		if (config_load(&cfg) < 0 || fwstep_load(&fw, cfg.allowlist_path) < 0 ||
+		    sidecarstep_load(&fw, cfg.remap.uid, cfg.remap.gid) < 0)
 			return EXIT_INIT_CONFIG;
 		(void)config_print_plan(&cfg);
 		return fwstep_print_check(&fw, stdout) < 0 ? EXIT_INIT_FIREWALL : 0;
@@ -61,6 +74,12 @@ static int run(int argc, char **argv)
 		return EXIT_INIT_CONFIG;
 	if (fwstep_load(&fw, cfg.allowlist_path) < 0)
 		return EXIT_INIT_CONFIG;
+	if (sidecarstep_load(&fw, cfg.remap.uid, cfg.remap.gid) < 0)
+		return EXIT_INIT_CONFIG;
+	/* Every capability the steps and the loop need, or no start: a run
+	 * without one would fail half way or leave PID 1 unable to drop. */
+	if (privdrop_check_caps(PRIVDROP_RUN_CAPS) < 0)
+		return EXIT_INIT_PRIVDROP;
 
 	/* 3. Firewall (resolve, one batch, verify; registers its loop sources). */
 	if (fwstep_start(&fw, &loop, &cfg.pid1_keep_caps) < 0)
@@ -95,6 +114,8 @@ static int run(int argc, char **argv)
 				.gid = cfg.remap.gid,
 				.filter = filter,
 				.sigmask = &sigs.saved_mask,
+				.before_exec = drop_pid1,
+				.userdata = &cfg.pid1_keep_caps,
 			},
 			&agent, &code);
 	if (r < 0)
@@ -105,15 +126,13 @@ static int run(int argc, char **argv)
 	filter = NULL;
 	config_free(&cfg);
 
-	/* 7. PID 1 logs without blocking on the terminal the agent now owns,
-	 *    keeps only CAP_KILL (plus what step 3 registered), then reaps,
-	 *    forwards signals and exits with the agent's status. */
+	/* 7. PID 1, already down to CAP_KILL (plus what step 3 registered:
+	 *    drop_pid1 ran before the agent's execve), logs without blocking on
+	 *    the terminal the agent now owns, reaps, forwards signals and exits
+	 *    with the agent's status. */
 	r = logfd_install_stderr(TAKE_FD(logfd));
 	if (r < 0)
 		log_warn_errno(r, "Cannot install the non-blocking stderr: %s, continuing", strerror(-(r)));
-	r = privdrop_pid1(cfg.pid1_keep_caps);
-	if (r < 0)
-		log_error_errno(r, "Cannot drop PID 1's capabilities: %s, continuing", strerror(-(r)));
 	memtrim_after_startup();
 	return loop_run(&loop);
 }

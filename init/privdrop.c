@@ -4,17 +4,41 @@
 #include <cap-ng.h>
 #include <errno.h>
 #include <grp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <linux/capability.h>
 #include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fail.h"
+#include "log.h"
 #include "macros.h"
 
 /* Highest capability number we look at; the kernel answers EINVAL beyond
  * its own last one (cap_last_cap), which ends the loops early. */
 #define PRIVDROP_CAP_LIMIT 64
+
+/* The names Docker and podman take in --cap-add (CAP_ prefix off). */
+static const char *const cap_names[] = {
+	[CAP_CHOWN] = "CHOWN",
+	[CAP_DAC_OVERRIDE] = "DAC_OVERRIDE",
+	[CAP_DAC_READ_SEARCH] = "DAC_READ_SEARCH",
+	[CAP_FOWNER] = "FOWNER",
+	[CAP_FSETID] = "FSETID",
+	[CAP_KILL] = "KILL",
+	[CAP_SETGID] = "SETGID",
+	[CAP_SETUID] = "SETUID",
+	[CAP_SETPCAP] = "SETPCAP",
+	[CAP_NET_BIND_SERVICE] = "NET_BIND_SERVICE",
+	[CAP_NET_ADMIN] = "NET_ADMIN",
+};
+
+/* Line buffer for the missing-capability message: every capability named
+ * twice (about 40 bytes each) fits. */
+#define PRIVDROP_LINE_MAX 1024
 
 #define MSG(...) (void)snprintf(msg, msg_size, __VA_ARGS__)
 
@@ -132,4 +156,105 @@ int privdrop_pid1(uint64_t keep_mask)
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
 		return -errno;
 	return 0;
+}
+
+/* The calling thread's capability sets, from the kernel (no libcap-ng
+ * state involved): bit N = capability N. */
+static int read_caps(uint64_t *ret_eff, uint64_t *ret_prm, uint64_t *ret_bnd)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {0};
+	uint64_t bnd = 0;
+
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return -errno;
+	for (int c = 0; c < PRIVDROP_CAP_LIMIT; c++) {
+		int b = prctl(PR_CAPBSET_READ, c, 0, 0, 0);
+
+		if (b < 0)
+			break; /* EINVAL: past the kernel's last capability */
+		if (b > 0)
+			bnd |= UINT64_C(1) << c;
+	}
+	*ret_eff = (uint64_t)data[1].effective << 32 | data[0].effective;
+	*ret_prm = (uint64_t)data[1].permitted << 32 | data[0].permitted;
+	*ret_bnd = bnd;
+	return 0;
+}
+
+/* Appends sep (unless buf is empty) and str to the NUL-terminated buf of
+ * size bytes, truncating. */
+static void append(char *buf, size_t size, const char *sep, const char *str)
+{
+	size_t l = strlen(buf);
+
+	(void)snprintf(buf + l, size - l, "%s%s", l ? sep : "", str);
+}
+
+int privdrop_check_caps(uint64_t need_mask)
+{
+	char names[PRIVDROP_LINE_MAX / 2] = "", adds[PRIVDROP_LINE_MAX / 2] = "";
+	uint64_t eff, prm, bnd, missing;
+	int r;
+
+	r = read_caps(&eff, &prm, &bnd);
+	if (r < 0)
+		return init_fail("capabilities", r, "cannot read PID 1's capability sets");
+	missing = need_mask & ~(prm & bnd);
+	if (missing == 0)
+		return 0;
+	for (int c = 0; c < PRIVDROP_CAP_LIMIT; c++) {
+		const char *n = (size_t)c < ELEMENTSOF(cap_names) ? cap_names[c] : NULL;
+		char one[48];
+
+		if (!(missing & (UINT64_C(1) << c)))
+			continue;
+		if (n)
+			(void)snprintf(one, sizeof(one), "CAP_%s", n);
+		else
+			(void)snprintf(one, sizeof(one), "capability %d", c);
+		append(names, sizeof(names), ", ", one);
+		if (n) {
+			(void)snprintf(one, sizeof(one), "--cap-add=%s", n);
+			append(adds, sizeof(adds), " ", one);
+		}
+	}
+	(void)init_fail("capabilities", 0, "missing %s (add %s)", names, adds);
+	return -EPERM;
+}
+
+int privdrop_pid1_or_kill(uint64_t keep_mask, pid_t agent)
+{
+	uint64_t want = keep_mask | UINT64_C(1) << CAP_KILL, eff = 0, prm = 0, bnd = 0;
+	int r, status;
+
+	r = privdrop_pid1(keep_mask);
+	if (r < 0)
+		(void)init_fail("privdrop", r, "PID 1 cannot drop to its loop capabilities (%#llx)",
+				(unsigned long long)want);
+	else {
+		r = read_caps(&eff, &prm, &bnd);
+		if (r < 0)
+			(void)init_fail("privdrop", r, "cannot read PID 1's capability sets after the drop");
+		else if (eff != want || prm != want || bnd != want) {
+			r = -EPERM;
+			(void)init_fail("privdrop",
+					0, "PID 1 kept more than its loop capabilities (eff %#llx prm %#llx bnd %#llx, expected %#llx)",
+					(unsigned long long)eff, (unsigned long long)prm,
+					(unsigned long long)bnd, (unsigned long long)want);
+		}
+	}
+	if (r >= 0)
+		return 0;
+	/* The agent already runs: it must not go on beside a PID 1 that holds
+	 * its start-up capabilities. As a namespace's PID 1 our exit would
+	 * kill it too; under --test-subreaper only this does. */
+	if (agent > 0) {
+		if (kill(agent, SIGKILL) < 0)
+			(void)log_error_errno(-errno, "Cannot kill the agent (pid %d): %s", (int)agent, strerror(errno));
+		else
+			while (waitpid(agent, &status, 0) < 0 && errno == EINTR)
+				;
+	}
+	return r;
 }

@@ -15,6 +15,7 @@
 #include "exitcodes.h"
 #include "log.h"
 #include "macros.h"
+#include "monoclock.h"
 
 /* Upper bound on processes examined by the /proc walk (subreaper mode). */
 #define REAPER_MAX_PROCS 65536
@@ -31,14 +32,6 @@ int reaper_exit_code(int wstatus)
 	return EXIT_INIT_INTERNAL;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int64_t deadline_ms(const struct reaper *rp)
 {
 	return (int64_t)rp->deadline.tv_sec * 1000 + rp->deadline.tv_nsec / 1000000;
@@ -46,7 +39,7 @@ static int64_t deadline_ms(const struct reaper *rp)
 
 static void set_deadline(struct reaper *rp, int64_t ms_from_now)
 {
-	int64_t t = now_ms() + ms_from_now;
+	int64_t t = (int64_t)monoclock_ms() + ms_from_now;
 
 	rp->deadline.tv_sec = (time_t)(t / 1000);
 	rp->deadline.tv_nsec = (long)(t % 1000) * 1000000;
@@ -219,7 +212,7 @@ static int reaper_prepare(void *userdata, struct pollfd *fds, size_t max, int *t
 		return -ENOSPC;
 	fds[0] = (struct pollfd){.fd = rp->sfd, .events = POLLIN};
 	if (rp->phase != REAPER_RUNNING) {
-		int64_t left = deadline_ms(rp) - now_ms();
+		int64_t left = deadline_ms(rp) - (int64_t)monoclock_ms();
 		*timeout_ms = left < 0 ? 0 : (int)left;
 	}
 	return 1;
@@ -268,7 +261,7 @@ static void reaper_dispatch(void *userdata, const struct pollfd *fds, size_t n)
 		rp->loop->quit = true;
 		return;
 	}
-	if (now_ms() < deadline_ms(rp))
+	if ((int64_t)monoclock_ms() < deadline_ms(rp))
 		return;
 	if (rp->phase == REAPER_TERM_SENT) {
 		log_info("Processes left after the agent exited did not stop within %d ms, killing them",

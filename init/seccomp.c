@@ -2,8 +2,12 @@
 #include "seccomp_filter.h"
 
 #include <errno.h>
-#include <unistd.h>
+#include <linux/audit.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #include "fail.h"
 
@@ -90,9 +94,43 @@ int seccomp_build(const struct seccomp_rule *rules, size_t n, scmp_filter_ctx *r
 	return 0;
 }
 
+void seccomp_tail_program(struct sock_filter out[SECCOMP_TAIL_LEN])
+{
+	const struct sock_filter prog[SECCOMP_TAIL_LEN] = {
+		/* 0: ld [arch]; jne #AUDIT_ARCH_X86_64, allow */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 6),
+		/* 2: ld [nr]; jge #X32_BIT, allow (the table's filter refuses x32) */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000U, 4, 0),
+		/* 4: jgt #LAST_REVIEWED, enosys */
+		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, SECCOMP_LAST_REVIEWED_NR, 2, 0),
+		/* 5: jlt #UNASSIGNED_FIRST, allow; jle #UNASSIGNED_LAST, enosys */
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, SECCOMP_UNASSIGNED_FIRST_NR, 0, 2),
+		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, SECCOMP_UNASSIGNED_LAST_NR, 1, 0),
+		/* 7: */
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		/* 8: */
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+
+	for (size_t i = 0; i < SECCOMP_TAIL_LEN; i++)
+		out[i] = prog[i];
+}
+
 int seccomp_load_filter(scmp_filter_ctx ctx)
 {
-	return seccomp_load(ctx);
+	struct sock_filter tail[SECCOMP_TAIL_LEN];
+	struct sock_fprog prog = {.len = SECCOMP_TAIL_LEN, .filter = tail};
+	int r;
+
+	r = seccomp_load(ctx);
+	if (r < 0)
+		return r;
+	seccomp_tail_program(tail);
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0)
+		return -errno;
+	return 0;
 }
 
 int seccomp_prepare(bool enabled, scmp_filter_ctx *ret)

@@ -5,6 +5,7 @@
 #ifndef CS_INIT_SECCOMP_FILTER_H
 #define CS_INIT_SECCOMP_FILTER_H
 
+#include <linux/filter.h>
 #include <seccomp.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,8 +25,27 @@ int seccomp_build(const struct seccomp_rule *rules, size_t n, scmp_filter_ctx *r
  * warning and sets *ret to NULL. Returns 0 or a negative errno. */
 int seccomp_prepare(bool enabled, scmp_filter_ctx *ret);
 
-/* Loads ctx into the calling thread. The caller has set NO_NEW_PRIVS.
- * Returns 0 or a negative errno. */
+/* The highest x86_64 syscall number the rule table was reviewed against
+ * (set_mempolicy_home_node, the last one libseccomp 2.5.4 names). The rule
+ * table is a deny-list: without a limit every syscall a newer kernel adds
+ * (open_tree_attr, file_setattr, ...) would be allowed unseen. */
+#define SECCOMP_LAST_REVIEWED_NR 450
+/* x86_64 leaves these numbers unassigned (kept in step with the generic
+ * table); a kernel that assigns one gets it refused until reviewed. */
+#define SECCOMP_UNASSIGNED_FIRST_NR 336
+#define SECCOMP_UNASSIGNED_LAST_NR 423
+/* Length of seccomp_tail_program(). */
+#define SECCOMP_TAIL_LEN 9
+
+/* The second, fixed filter loaded with the table's: on x86_64, every
+ * syscall number above SECCOMP_LAST_REVIEWED_NR or in the unassigned block
+ * (x32 numbers aside, which the table's filter refuses) fails with ENOSYS, what a kernel without it
+ * answers, so libc and runtimes fall back; everything else is left to the
+ * table's filter. Fills out[0..SECCOMP_TAIL_LEN). Pure; never fails. */
+void seccomp_tail_program(struct sock_filter out[SECCOMP_TAIL_LEN]);
+
+/* Loads ctx, then the tail program, into the calling thread. The caller
+ * has set NO_NEW_PRIVS. Returns 0 or a negative errno. */
 int seccomp_load_filter(scmp_filter_ctx ctx);
 
 #endif

@@ -138,7 +138,7 @@ static int exec_command(char **argv, char **envp)
 }
 
 /* The child, after fork: never returns. */
-_noreturn_ static void child_run(const struct spawn_plan *p, char **envp, int fd)
+_noreturn_ static void child_run(const struct spawn_plan *p, char **envp, int fd, int go_fd)
 {
 	char msg[PRIVDROP_MSG_MAX] = "";
 	int r;
@@ -177,9 +177,29 @@ _noreturn_ static void child_run(const struct spawn_plan *p, char **envp, int fd
 		if (r < 0)
 			child_fail(fd, SPAWN_STEP_SECCOMP, r, "loading the filter failed");
 	}
+	/* Not before PID 1 says so (it drops its own start-up capabilities
+	 * first): one byte, or PID 1 gave up (EOF) and kills us. */
+	if (go_fd >= 0) {
+		ssize_t k;
+		char c;
+
+		do
+			k = read(go_fd, &c, 1);
+		while (k < 0 && errno == EINTR);
+		if (k != 1)
+			child_fail(fd, SPAWN_STEP_PRIVDROP, k < 0 ? -errno : -EPIPE, "PID 1 did not release the agent");
+		(void)close(go_fd);
+	}
 	r = exec_command(p->argv, envp);
 	(void)snprintf(msg, sizeof(msg), "'%s'", p->argv[0]);
 	child_fail(fd, SPAWN_STEP_EXEC, r, msg);
+}
+
+static void safe_close_pair(int p[2])
+{
+	for (size_t i = 0; i < 2; i++)
+		if (p[i] >= 0)
+			(void)close(p[i]);
 }
 
 int spawn_agent(const struct spawn_plan *plan, pid_t *ret_pid, int *ret_exit)
@@ -188,7 +208,7 @@ int spawn_agent(const struct spawn_plan *plan, pid_t *ret_pid, int *ret_exit)
 	const struct envclean_user user = {.name = plan->user, .home = plan->home, .shell = plan->shell};
 	_cleanup_free_ char **envp = NULL;
 	struct spawn_report rep;
-	int fds[2], status = 0, r;
+	int fds[2], go[2] = {-1, -1}, status = 0, r;
 	ssize_t n;
 	pid_t pid;
 
@@ -202,19 +222,50 @@ int spawn_agent(const struct spawn_plan *plan, pid_t *ret_pid, int *ret_exit)
 		*ret_exit = EXIT_INIT_SPAWN;
 		return init_fail("spawn", -errno, "cannot create the report pipe");
 	}
+	if (plan->before_exec && pipe2(go, O_CLOEXEC) < 0) {
+		r = -errno;
+		(void)close(fds[0]);
+		(void)close(fds[1]);
+		*ret_exit = EXIT_INIT_SPAWN;
+		return init_fail("spawn", r, "cannot create the release pipe");
+	}
 	pid = fork();
 	if (pid < 0) {
 		r = -errno;
 		(void)close(fds[0]);
 		(void)close(fds[1]);
+		safe_close_pair(go);
 		*ret_exit = EXIT_INIT_SPAWN;
 		return init_fail("spawn", r, "fork failed");
 	}
 	if (pid == 0) {
 		(void)close(fds[0]);
-		child_run(plan, envp, fds[1]);
+		if (go[1] >= 0)
+			(void)close(go[1]);
+		child_run(plan, envp, fds[1], go[0]);
 	}
 	(void)close(fds[1]);
+	if (plan->before_exec) {
+		static const char go_byte = 'g';
+		int code = EXIT_INIT_INTERNAL;
+
+		(void)close(go[0]);
+		r = plan->before_exec(plan->userdata, &code);
+		if (r < 0) {
+			/* The child has not exec'd: the agent never ran. */
+			(void)kill(pid, SIGKILL);
+			(void)close(go[1]);
+			(void)close(fds[0]);
+			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+				;
+			*ret_exit = code;
+			return r;
+		}
+		/* EPIPE (SIGPIPE is blocked) when the child failed already: its
+		 * report is read below. */
+		(void)!write(go[1], &go_byte, 1);
+		(void)close(go[1]);
+	}
 	do
 		n = read(fds[0], &rep, sizeof(rep));
 	while (n < 0 && errno == EINTR);

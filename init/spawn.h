@@ -19,12 +19,20 @@ struct spawn_plan {
 	gid_t gid;
 	scmp_filter_ctx filter;  /* NULL: no seccomp (--seccomp=off) */
 	const sigset_t *sigmask; /* restored in the child */
+	/* Run by PID 1 right after the fork while the child, fully dropped,
+	 * waits before its execve (PID 1 drops its own start-up capabilities
+	 * here, so the agent never runs beside them). Negative: the child is
+	 * killed before it ever execs, and spawn_agent() fails with *ret_exit
+	 * as set. NULL: nothing to wait for. */
+	int (*before_exec)(void *userdata, int *ret_exit);
+	void *userdata;
 };
 
 /* Builds the agent's environment from ours (lib/envclean), releases the
  * terminal (if stdin is the controlling terminal of our own session, as
  * with docker run -t, PID 1 gives it up so the agent's new session can
- * take it), forks and execs the agent. Returns 0 and *ret_pid once the child has
+ * take it), forks, runs plan->before_exec, and only then lets the child exec
+ * the agent. Returns 0 and *ret_pid once the child has
  * exec'd. Otherwise prints the one-line failure (the child's step and
  * reason), reaps the child, and returns a negative errno with *ret_exit the
  * exit code: EXIT_INIT_SPAWN, EXIT_INIT_PRIVDROP, EXIT_INIT_SECCOMP,

@@ -6,14 +6,21 @@
 
 #include <arpa/inet.h>
 #include <assert.h>
+#include <libpsl.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "macros.h"
+#include "netaddr.h"
 
 #define EXTRA_SOURCE "EXTRA_ALLOWED_DOMAINS"
+/* The per-entry word that opens a special-purpose range (allowlist.h). */
+#define SPECIAL_MARKER "special"
+/* Widest prefixes an entry may have: a /8 is 16.7 million addresses. */
+#define MIN_PREFIX_V4 8
+#define MIN_PREFIX_V6 32
 #define MAX_PORT 65535u
 #define MAX_PORT_DIGITS 5
 #define MAX_PREFIX_DIGITS 3
@@ -34,6 +41,7 @@ struct pctx {
 	allowlist_bundle_fn bundle;
 	void *userdata;
 	bool nested; /* parsing a bundle: no further @includes */
+	bool extra;  /* EXTRA_ALLOWED_DOMAINS, not a file */
 };
 
 static int fail(struct perr *e, unsigned line, unsigned column, const char *message, int r)
@@ -176,7 +184,22 @@ static int parse_addr(const char *s, size_t n, int family, unsigned line, unsign
 				    e->prefix_len))
 			return fail(err, line, col, "address has bits set beyond its prefix length",
 				    -EINVAL);
+		/* 0.0.0.0/0 and ::/0 opened everything but metadata (the
+		 * host's other ports, the LAN) and switched the rebinding
+		 * filter off for every name. */
+		if (e->prefix_len < (family == AF_INET ? MIN_PREFIX_V4 : MIN_PREFIX_V6))
+			return fail(err, line, pcol,
+				    family == AF_INET ? "prefix wider than /8 (list the networks you need)"
+						      : "prefix wider than /32 (list the networks you need)",
+				    -EINVAL);
 	}
+	/* 0.0.0.0/8 ("this network") and :: are never a destination. */
+	if (family == AF_INET ? ((const uint8_t *)&e->addr)[0] == 0
+			      : IN6_IS_ADDR_UNSPECIFIED(&e->addr.v6))
+		return fail(err, line, col,
+			    family == AF_INET ? "0.0.0.0/8 is not a destination" : ":: is not a destination",
+			    -EINVAL);
+	e->addr_class = netaddr_classify_prefix(family, &e->addr, e->prefix_len);
 	return 0;
 }
 
@@ -464,18 +487,80 @@ static int include_bundle(const struct pctx *ctx, const char *s, size_t n, unsig
 	return r;
 }
 
-/* One token from a file line or EXTRA_ALLOWED_DOMAINS. */
-static int handle_token(const struct pctx *ctx, const char *s, size_t n, unsigned line,
-			unsigned col, struct perr *err)
+/* Why an unmarked entry of class c is refused, by where it came from. */
+static const char *special_refusal(enum netaddr_class c, bool from_file)
 {
+	static const char *const in_file[NETADDR_CLASS_MAX] = {
+		[NETADDR_UNSPECIFIED] = "unspecified address range: add the marker 'special' after the entry to open it",
+		[NETADDR_LOOPBACK] = "loopback range: add the marker 'special' after the entry to open it",
+		[NETADDR_METADATA] = "cloud metadata address range: add the marker 'special' after the entry to open it",
+		[NETADDR_LINK_LOCAL] = "link-local range: add the marker 'special' after the entry to open it",
+		[NETADDR_PRIVATE] = "private range (RFC 1918, ULA): add the marker 'special' after the entry to open it",
+		[NETADDR_CGNAT] = "shared CGNAT range (100.64.0.0/10): add the marker 'special' after the entry to open it",
+		[NETADDR_MULTICAST] = "multicast range: add the marker 'special' after the entry to open it",
+		[NETADDR_BROADCAST] = "broadcast address: add the marker 'special' after the entry to open it",
+		[NETADDR_RESERVED] = "reserved range: add the marker 'special' after the entry to open it",
+	};
+	static const char *const elsewhere[NETADDR_CLASS_MAX] = {
+		[NETADDR_UNSPECIFIED] = "unspecified address range: only the allowlist file can open it (marker 'special')",
+		[NETADDR_LOOPBACK] = "loopback range: only the allowlist file can open it (marker 'special')",
+		[NETADDR_METADATA] = "cloud metadata address range: only the allowlist file can open it (marker 'special')",
+		[NETADDR_LINK_LOCAL] = "link-local range: only the allowlist file can open it (marker 'special')",
+		[NETADDR_PRIVATE] = "private range (RFC 1918, ULA): only the allowlist file can open it (marker 'special')",
+		[NETADDR_CGNAT] = "shared CGNAT range (100.64.0.0/10): only the allowlist file can open it (marker 'special')",
+		[NETADDR_MULTICAST] = "multicast range: only the allowlist file can open it (marker 'special')",
+		[NETADDR_BROADCAST] = "broadcast address: only the allowlist file can open it (marker 'special')",
+		[NETADDR_RESERVED] = "reserved range: only the allowlist file can open it (marker 'special')",
+	};
+	const char *m = (unsigned)c < NETADDR_CLASS_MAX ? (from_file ? in_file : elsewhere)[c] : NULL;
+
+	return m ? m : "special-purpose range: add the marker 'special' after the entry to open it";
+}
+
+bool allowlist_suffix_is_public(const char *name)
+{
+	const psl_ctx_t *psl = psl_builtin();
+
+	/* Without the list nothing can be told apart: fail closed. */
+	if (!psl)
+		return true;
+	return psl_is_public_suffix2(psl, name, PSL_TYPE_ANY) != 0;
+}
+
+/* One token from a file line or EXTRA_ALLOWED_DOMAINS; special: the line
+ * carried the marker. */
+static int handle_token(const struct pctx *ctx, const char *s, size_t n, unsigned line,
+			unsigned col, bool special, struct perr *err)
+{
+	bool from_file = !ctx->nested && !ctx->extra;
 	struct allowlist_entry e;
 	int r;
 
-	if (s[0] == '@')
+	if (s[0] == '@') {
+		if (special)
+			return fail(err, line, col, "the marker 'special' applies to one address entry, not a bundle",
+				    -EINVAL);
 		return include_bundle(ctx, s, n, line, col, err);
+	}
 	r = parse_entry(s, n, line, col, &e, err);
 	if (r < 0)
 		return r;
+	/* Special-purpose ranges (loopback, link-local and metadata, RFC
+	 * 1918, CGNAT, ULA, ...) only on the explicit word of the allowlist
+	 * file itself: never from EXTRA_ALLOWED_DOMAINS or a bundle. */
+	if (e.kind == ALLOWLIST_ADDR && e.addr_class != NETADDR_PUBLIC && (!special || !from_file))
+		return fail(err, line, col, special_refusal(e.addr_class, from_file), -EINVAL);
+	/* On a public address entry the marker is allowed: the container's
+	 * gateway, known only at run time, may be public and needs it. */
+	if (special && e.kind != ALLOWLIST_ADDR)
+		return fail(err, line, col, "the marker 'special' is for address entries only", -EINVAL);
+	e.special = special;
+	/* ".co.uk", "*.github.io", ".s3.amazonaws.com": everyone can register
+	 * a name below a public suffix, so the entry would admit anyone's. */
+	if (e.kind == ALLOWLIST_NAME_SUFFIX && allowlist_suffix_is_public(e.name))
+		return fail(err, line, col,
+			    "suffix is a public suffix (Public Suffix List): anyone can register names below it; list the names you need",
+			    -EINVAL);
 	e.source = ctx->source;
 	r = add_entry(ctx->al, &e);
 	if (r == -E2BIG)
@@ -529,10 +614,13 @@ static int parse_line(const struct pctx *ctx, const char *s, size_t n, unsigned 
 
 		while (is_blank(s[x]))
 			x++;
+		/* ENTRY special: the one word an entry may carry. */
+		if (n - x == STRLEN(SPECIAL_MARKER) && memcmp(s + x, SPECIAL_MARKER, n - x) == 0)
+			return handle_token(ctx, s + b, t - b, line, (unsigned)b + 1, true, err);
 		return fail(err, line, (unsigned)x + 1,
 			    "unexpected text after entry (one entry per line)", -EINVAL);
 	}
-	return handle_token(ctx, s + b, t - b, line, (unsigned)b + 1, err);
+	return handle_token(ctx, s + b, t - b, line, (unsigned)b + 1, false, err);
 }
 
 static int parse_text(const struct pctx *ctx, const char *text, size_t len, struct perr *err)
@@ -618,6 +706,7 @@ int allowlist_parse_extra(struct allowlist *al, const char *spec, allowlist_bund
 		.source = EXTRA_SOURCE,
 		.bundle = bundle,
 		.userdata = userdata,
+		.extra = true,
 	};
 	int r = 0;
 
@@ -649,7 +738,7 @@ int allowlist_parse_extra(struct allowlist *al, const char *spec, allowlist_bund
 			}
 			if (r >= 0)
 				r = handle_token(&ctx, spec + pos, end - pos, ordinal,
-						 (unsigned)pos + 1, &e);
+						 (unsigned)pos + 1, false, &e);
 		}
 		if (r < 0) {
 			rollback(al, n0, s0);
@@ -700,6 +789,29 @@ static bool equal_nocase(const char *a, const char *b, size_t n)
 	return true;
 }
 
+/* True when a public suffix lies strictly between the suffix entry's
+ * name (the last en bytes of name[0..n)) and name itself: ".amazonaws.com"
+ * is no public suffix, but "s3.amazonaws.com" below it is, so
+ * "bucket.s3.amazonaws.com" is anyone's. The name itself may be one (the
+ * suffix operator's own host). Fails closed without the list. */
+static bool public_suffix_between(const char *name, size_t n, size_t en)
+{
+	const psl_ctx_t *psl = psl_builtin();
+	char lower[ALLOWLIST_MAX_NAME + 1];
+
+	if (!psl)
+		return true;
+	for (size_t i = 0; i < n; i++)
+		lower[i] = to_lower(name[i]);
+	lower[n] = '\0';
+	/* Each parent of name longer than the entry: the label boundaries
+	 * in lower[1 .. n - en - 1). */
+	for (size_t i = n - en - 1; i-- > 1;)
+		if (lower[i - 1] == '.' && psl_is_public_suffix2(psl, lower + i, PSL_TYPE_ANY))
+			return true;
+	return false;
+}
+
 static bool entry_admits(const struct allowlist_entry *e, const char *name, size_t n)
 {
 	size_t en;
@@ -710,9 +822,9 @@ static bool entry_admits(const struct allowlist_entry *e, const char *name, size
 	if (n == en)
 		return equal_nocase(name, e->name, n);
 	/* Only on a label boundary: ".example.com" admits "a.example.com",
-	 * never "badexample.com". */
+	 * never "badexample.com"; and never past an inner public suffix. */
 	return e->kind == ALLOWLIST_NAME_SUFFIX && n > en && name[n - en - 1] == '.' &&
-	       equal_nocase(name + n - en, e->name, en);
+	       equal_nocase(name + n - en, e->name, en) && !public_suffix_between(name, n, en);
 }
 
 const struct allowlist_entry *allowlist_match_name_next(const struct allowlist *al,
@@ -764,6 +876,17 @@ bool allowlist_contains_addr(const struct allowlist *al, int family, const void 
 			continue;
 		return true;
 	}
+	return false;
+}
+
+bool allowlist_addr_is_gateway(const struct allowlist *al, int family, const void *addr)
+{
+	if (!al || !addr)
+		return false;
+	for (size_t i = 0; i < al->n_gateways && i < ALLOWLIST_MAX_GATEWAYS; i++)
+		if (al->gateways[i].family == family &&
+		    memcmp(&al->gateways[i].addr, addr, family == AF_INET ? 4 : 16) == 0)
+			return true;
 	return false;
 }
 

@@ -9,6 +9,7 @@
  *   198.51.100.7  2001:db8::/32  198.51.100.0/24   an address or CIDR
  *   ENTRY:PORT  ENTRY:LOW-HIGH                      (IPv6 as [2001:db8::1]:PORT)
  *   @bundle                include a named bundle (same grammar, no nesting)
+ *   ADDRESS-ENTRY special  a special-purpose range, explicitly (see below)
  * The default port is 443; an explicit port or range replaces it.
  * Names are lowercased, a trailing dot is dropped.
  *
@@ -20,6 +21,18 @@
  *    ('.com', '*.com', '.' and '*' are refused: they would open a whole TLD).
  *  - A CIDR with bits set beyond its prefix is refused rather than masked:
  *    "198.51.100.7/24" is more likely a mistake than a wish for the /24.
+ *  - Prefixes wider than /8 (IPv4) or /32 (IPv6) are refused, and so is
+ *    any entry inside 0.0.0.0/8 or equal to '::' (never destinations).
+ *  - An address entry that touches a special-purpose range (loopback,
+ *    link-local and cloud metadata, RFC 1918, CGNAT, ULA, multicast,
+ *    reserved: netaddr_classify_prefix() not PUBLIC) needs the word
+ *    'special' after it on its line, and only the allowlist file itself
+ *    may say it: never EXTRA_ALLOWED_DOMAINS, never a bundle. So does an
+ *    entry holding the container's gateway (checked at load time, see
+ *    firewall/allowlist_load.h). The word on a name or a bundle is refused.
+ *  - A suffix entry whose suffix is a public suffix (libpsl's built-in
+ *    Public Suffix List: ".co.uk", ".github.io", ".s3.amazonaws.com") is
+ *    refused: anyone can register names below it.
  *  - Ports are 1..65535; a range LOW-HIGH needs LOW <= HIGH.
  *  - IPv6 zone ids ("%eth0") are refused; an IPv6 address with a port must
  *    be bracketed ("[2001:db8::1]:8443"), a bare one takes no port.
@@ -32,6 +45,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "netaddr.h"
 
 #define ALLOWLIST_MAX_ENTRIES 1024
 #define ALLOWLIST_MAX_NAME 253
@@ -55,16 +70,24 @@ struct allowlist_entry {
 		struct in_addr v4;
 		struct in6_addr v6;
 	} addr;            /* ADDR: network address (host bits zero) */
-	unsigned prefix_len; /* ADDR: 0..32 / 0..128 */
+	unsigned prefix_len; /* ADDR: 8..32 / 32..128 */
+	enum netaddr_class addr_class; /* ADDR: netaddr_classify_prefix(); PUBLIC for names */
+	bool special;                  /* ADDR: opened with the 'special' marker */
 	uint16_t port_lo, port_hi;
 	const char *source; /* file or "EXTRA_ALLOWED_DOMAINS" or "@bundle" (static or owned by the list) */
 	unsigned line;
 };
 
+/* Gateways of the container's routes kept with the list (filled by the
+ * loader from the routing table; never by the parser). */
+#define ALLOWLIST_MAX_GATEWAYS 32
+
 struct allowlist {
 	struct allowlist_entry *entries;
 	size_t n;
 	size_t cap;
+	struct netaddr_gateway gateways[ALLOWLIST_MAX_GATEWAYS];
+	size_t n_gateways;
 	char **sources; /* owned copies of source names */
 	size_t n_sources;
 };
@@ -99,7 +122,8 @@ typedef int (*allowlist_bundle_fn)(void *userdata, const char *name, const char 
 int allowlist_parse(struct allowlist *al, const char *source_name, const char *text, size_t len,
 		    allowlist_bundle_fn bundle, void *userdata, struct parse_error *reterr);
 
-/* EXTRA_ALLOWED_DOMAINS: entries separated by spaces and/or commas, same
+/* EXTRA_ALLOWED_DOMAINS: entries separated by spaces, commas, tabs
+ * and/or newlines, same
  * grammar (including @bundle). Errors name "EXTRA_ALLOWED_DOMAINS" and the
  * entry's position as the line. */
 int allowlist_parse_extra(struct allowlist *al, const char *spec, allowlist_bundle_fn bundle,
@@ -119,6 +143,15 @@ const struct allowlist_entry *allowlist_match_name_next(const struct allowlist *
 /* True when an ADDR entry contains this address (used to exempt addresses
  * the user named explicitly from the DNS-rebinding filter). */
 bool allowlist_contains_addr(const struct allowlist *al, int family, const void *addr);
+
+/* True when addr is one of al->gateways (the container's own gateway: a
+ * special-purpose address, stripped from DNS answers like a private one
+ * unless an entry with the 'special' marker holds it). */
+bool allowlist_addr_is_gateway(const struct allowlist *al, int family, const void *addr);
+
+/* True when name (lowercase, no dots at either end) is a public suffix in
+ * libpsl's built-in list, or when that list is unavailable (fail closed). */
+bool allowlist_suffix_is_public(const char *name);
 
 /* Frees everything *al owns and leaves it empty (reusable). NULL is fine. */
 void allowlist_free(struct allowlist *al);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "authz_git.h"
 #include "authzjson.h"
 #include "macros.h"
 #include "wire.h"
@@ -397,6 +398,8 @@ static int format_decision_lim(const struct auditrec_chain *c, const struct audi
 		r = add_str_lim(o, "rule", d->rule, lim);
 	if (r >= 0)
 		r = add_str_lim(o, "backend", d->backend, lim);
+	if (r >= 0 && d->git)
+		r = add_obj(o, "git", authz_git_to_json(d->git));
 	if (r >= 0 && lim->truncated) {
 		/* The explicit marker: this record is not the whole request. */
 		json_object *t = json_object_new_object();

@@ -9,6 +9,8 @@
 #ifndef CS_AUDITREC_H
 #define CS_AUDITREC_H
 
+struct authz_git;
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,6 +56,7 @@ struct auditrec_decision {
 	const char *decision_reason;
 	const char *rule;
 	const char *backend;
+	const struct authz_git *git; /* git relay requests only, else NULL */
 };
 
 /* The end of an execution. outcome: "exited" (code = status), "signaled"

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+struct authz_git;
+
 #define AUTHZ_MAX_REASON 512  /* bytes of human-readable reason, with NUL */
 #define AUTHZ_MAX_RULE 128    /* "policy.conf:12" or a backend's own rule id */
 #define AUTHZ_MAX_ENV 32      /* extra environment variables from a backend */
@@ -35,6 +37,8 @@ struct authz_request {
 	uid_t peer_uid;
 	gid_t peer_gid;
 	pid_t peer_pid;
+	/* git relay requests (lib/authz_git.h); NULL for tool requests. */
+	const struct authz_git *git;
 };
 
 struct authz_decision {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "authz_git.h"
 #include "macros.h"
 #include "policy.h"
 #include "toolgrammar.h"
@@ -232,6 +233,8 @@ int authzjson_encode_request(const struct authz_request *req, char **ret, size_t
 		r = add(root, "repo", str_or_null(req->repo), req->repo);
 	if (r >= 0)
 		r = add(root, "branch", str_or_null(req->branch), req->branch);
+	if (r >= 0 && req->git)
+		r = add(root, "git", authz_git_to_json(req->git), true);
 	if (r < 0)
 		return r;
 	peer = json_object_new_object();

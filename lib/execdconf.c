@@ -29,6 +29,8 @@ void execdconf_init(struct execdconf *c)
 	c->max_concurrent_per_peer = 16;
 	c->max_frame = WIRE_MAX_FRAME;
 	c->request_read_timeout_ms = 5000;
+	c->git_max_caches = 64;
+	c->git_max_cache_mb = 20480;
 }
 
 void execdconf_done(struct execdconf *c)
@@ -36,6 +38,7 @@ void execdconf_done(struct execdconf *c)
 	char **strs[] = {
 		&c->backend, &c->policy_file, &c->webhook_url, &c->webhook_token_file,
 		&c->webhook_ca_file, &c->exec_program, &c->audit_log, &c->socket, &c->token_file,
+		&c->git_binary, &c->git_cache_dir,
 		&c->gh_host, &c->work_dir,
 	};
 
@@ -121,6 +124,8 @@ static const struct str_key str_keys[] = {
 	{ "audit_log", offsetof(struct execdconf, audit_log), true },
 	{ "socket", offsetof(struct execdconf, socket), true },
 	{ "token_file", offsetof(struct execdconf, token_file), true },
+	{ "git_binary", offsetof(struct execdconf, git_binary), true },
+	{ "git_cache_dir", offsetof(struct execdconf, git_cache_dir), true },
 	{ "gh_host", offsetof(struct execdconf, gh_host), false },
 	{ "work_dir", offsetof(struct execdconf, work_dir), true },
 };
@@ -141,6 +146,8 @@ static const struct num_key num_keys[] = {
 	{ "max_concurrent_per_peer", offsetof(struct execdconf, max_concurrent_per_peer), 1,
 	  EXECDCONF_MAX_CONCURRENT },
 	{ "max_frame", offsetof(struct execdconf, max_frame), 1024, WIRE_MAX_FRAME },
+	{ "git_max_caches", offsetof(struct execdconf, git_max_caches), 1, 4096 },
+	{ "git_max_cache_mb", offsetof(struct execdconf, git_max_cache_mb), 0, 16777216 },
 	{ "request_read_timeout_ms", offsetof(struct execdconf, request_read_timeout_ms), 1,
 	  EXECDCONF_MAX_MS },
 	{ "psql_stdin", offsetof(struct execdconf, psql_stdin), 0, 1 },
@@ -270,8 +277,8 @@ int execdconf_validate(const struct execdconf *c, struct execdconf_error *reterr
 			    "no 'backend' (allow_all, static, webhook or exec) is configured");
 	if (!c->audit_log)
 		return fail(reterr, 0, -EINVAL, "no 'audit_log' is configured");
-	if (c->n_tools == 0)
-		return fail(reterr, 0, -EINVAL, "no 'tool NAME = /path' line: nothing could run");
+	/* No tool lines is a daemon that only serves the git relay (the
+	 * Kubernetes sidecar's default): valid. */
 	if (c->map.n == 0)
 		return fail(reterr, 0, -EINVAL,
 			    "no 'map /container/prefix = /host/prefix' line: no cwd could be mapped");

@@ -8,6 +8,7 @@
  *   tool git = /usr/bin/git
  *   map /workspace = /home/me/src/project
  *   command_timeout_ms = 600000
+ *   git_cache_dir = /home/me/.local/state/code-sandbox/git-cache
  *
  * Every key at most once (tool and map lines once per name/prefix); unknown
  * keys, malformed numbers and relative paths are errors with the line
@@ -59,6 +60,12 @@ struct execdconf {
 	size_t n_tools;
 	struct execdconf_tool tools[EXECDCONF_MAX_TOOLS];
 	struct pathmap map;
+
+	/* The git relay (execd/gitrelay.c). */
+	char *git_binary;        /* NULL: /usr/bin/git */
+	char *git_cache_dir;     /* NULL: $XDG_STATE_HOME/code-sandbox/git-cache */
+	unsigned git_max_caches; /* cache repositories kept (least recently used pruned) */
+	unsigned git_max_cache_mb; /* MiB of caches kept; 0: no byte bound */
 };
 
 struct execdconf_error {

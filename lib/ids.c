@@ -31,6 +31,27 @@ int ids_parse_id(const char *s, unsigned *ret_id)
 	return parse_field_id(s, s + strlen(s), ret_id);
 }
 
+int ids_check_host_id(unsigned id, const unsigned *overflow_ids, size_t n, const char **reterr_why)
+{
+	const char *why = NULL;
+
+	if (id == 0)
+		why = "root";
+	else if (id == IDS_KERNEL_OVERFLOW_ID)
+		why = "nobody/nogroup, the kernel's overflow ID: every unmapped owner shows as it";
+	else if (id == 65535U)
+		why = "(uint16_t)-1, 'no ID' to 16-bit interfaces";
+	else if (id > IDS_HOST_ID_MAX)
+		why = "(uid_t)-2 or -1: 'nobody' of NFS, 'no change' to chown and setresuid";
+	for (size_t i = 0; !why && overflow_ids && i < n; i++)
+		if (id == overflow_ids[i])
+			why = "the kernel's overflow ID (/proc/sys/kernel/overflowuid and the like)";
+	if (!why)
+		return 0;
+	*reterr_why = why;
+	return -EPERM;
+}
+
 /* Membership in any of these grants power beyond the user's own files:
  * root/sudo/wheel/admin administer the machine; adm and systemd-journal
  * read every log; shadow reads password hashes; disk and kmem reach raw

@@ -13,11 +13,27 @@
 /* The largest valid ID: (uid_t)-1 means "no change" to chown() and setresuid(). */
 #define IDS_ID_MAX 4294967294U
 
+/* The largest ID accepted for HOST_UID/HOST_GID: 4294967294 is (uid_t)-2,
+ * the 32-bit "nobody" of NFS and some file systems. */
+#define IDS_HOST_ID_MAX 4294967293U
+/* The kernel's default overflow ID (nobody/nogroup): what a process or a
+ * file system shows for an ID it cannot map. */
+#define IDS_KERNEL_OVERFLOW_ID 65534U
+
 /* Parses a decimal ID: digits only (no sign, no space, no trailing junk),
  * at most IDS_ID_MAX. Returns 0 and sets *ret_id; -EINVAL when empty or not
  * a plain decimal number; -ERANGE when too large. 0 is returned as is: use
  * ids_check_host_id() to refuse it. */
 int ids_parse_id(const char *s, unsigned *ret_id);
+
+/* Whether id may become devuser's UID or GID. Refused: 0 (root), 65534
+ * (nobody/nogroup, the kernel's default overflow ID), 65535 ((uint16_t)-1,
+ * "no ID" to 16-bit interfaces), 4294967294 and 4294967295 ((uid_t)-2 and
+ * -1), and each of overflow_ids[0..n) (the running kernel's overflow IDs;
+ * may be NULL). Files owned by such an ID are not the agent's alone: every
+ * unmapped owner shows as the overflow ID. Returns 0, or -EPERM and a
+ * static reason in *reterr_why. Pure. */
+int ids_check_host_id(unsigned id, const unsigned *overflow_ids, size_t n, const char **reterr_why);
 
 /* True if name is one of the groups whose members gain privilege over the
  * machine or other users (root, sudo, wheel, adm, shadow, disk, docker, ...). */

@@ -102,6 +102,103 @@ static enum netaddr_class classify_v6(const uint8_t *b)
 	return NETADDR_PUBLIC;
 }
 
+/* The first class in v4_ranges overlapping net/prefix (PUBLIC if none):
+ * two prefixes overlap when they agree on the shorter one's bits. */
+static enum netaddr_class classify_v4_prefix(uint32_t net, unsigned prefix)
+{
+	for (size_t i = 0; i < sizeof(v4_ranges) / sizeof(v4_ranges[0]); i++) {
+		const struct v4_range *r = &v4_ranges[i];
+		unsigned p = prefix < r->prefix ? prefix : r->prefix;
+		uint32_t mask = p == 0 ? 0 : 0xFFFFFFFFu << (32 - p);
+
+		if ((net & mask) == (r->net & mask))
+			return r->class;
+	}
+	return NETADDR_PUBLIC;
+}
+
+/* True when the first prefix bits of a and b agree. */
+static bool bits_equal(const uint8_t *a, const uint8_t *b, unsigned prefix)
+{
+	unsigned full = prefix / 8, rest = prefix % 8;
+
+	if (memcmp(a, b, full) != 0)
+		return false;
+	return rest == 0 || ((a[full] ^ b[full]) & (uint8_t)(0xffu << (8 - rest))) == 0;
+}
+
+/* IPv6 ranges that are not public as a whole, or that embed an IPv4
+ * address at bit v4_at (classified by the IPv4 range they cover). */
+static const struct {
+	uint8_t net[16];
+	unsigned prefix;
+	enum netaddr_class class; /* when v4_at == 0 */
+	unsigned v4_at;
+} v6_ranges[] = {
+	{{0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x54}, 128, NETADDR_METADATA, 0},
+	{{0}, 128, NETADDR_UNSPECIFIED, 0},
+	{{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, 128, NETADDR_LOOPBACK, 0},
+	{{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff}, 96, NETADDR_PUBLIC, 96},
+	{{0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff}, 96, NETADDR_PUBLIC, 96},
+	{{0}, 96, NETADDR_PUBLIC, 96},
+	{{0x00, 0x64, 0xff, 0x9b}, 96, NETADDR_PUBLIC, 96},
+	{{0x00, 0x64, 0xff, 0x9b, 0x00, 0x01}, 48, NETADDR_PRIVATE, 0},
+	{{0x20, 0x02}, 16, NETADDR_PUBLIC, 16},
+	{{0x20, 0x01}, 32, NETADDR_RESERVED, 0},
+	{{0x01}, 64, NETADDR_RESERVED, 0},
+	{{0xfe, 0x80}, 10, NETADDR_LINK_LOCAL, 0},
+	{{0xfe, 0xc0}, 10, NETADDR_PRIVATE, 0},
+	{{0xfc}, 7, NETADDR_PRIVATE, 0},
+	{{0xff}, 8, NETADDR_MULTICAST, 0},
+};
+
+static enum netaddr_class classify_v6_prefix(const uint8_t *net, unsigned prefix)
+{
+	for (size_t i = 0; i < sizeof(v6_ranges) / sizeof(v6_ranges[0]); i++) {
+		unsigned p = prefix < v6_ranges[i].prefix ? prefix : v6_ranges[i].prefix;
+		unsigned at = v6_ranges[i].v4_at, v4_len;
+		uint32_t v4 = 0;
+		enum netaddr_class c;
+
+		if (!bits_equal(net, v6_ranges[i].net, p))
+			continue;
+		if (at == 0)
+			return v6_ranges[i].class;
+		/* The IPv4 part the entry covers: all of IPv4 when the entry
+		 * is no longer than the embedding prefix. */
+		v4_len = prefix > at ? prefix - at : 0;
+		if (v4_len > 32)
+			v4_len = 32;
+		if (v4_len > 0)
+			v4 = be32_at(net + at / 8);
+		c = classify_v4_prefix(v4_len == 0 ? 0 : v4 & (0xFFFFFFFFu << (32 - v4_len)), v4_len);
+		if (c != NETADDR_PUBLIC)
+			return c;
+	}
+	return NETADDR_PUBLIC;
+}
+
+enum netaddr_class netaddr_classify_prefix(int family, const void *net, unsigned prefix_len)
+{
+	if (!net)
+		return NETADDR_RESERVED;
+	if (family == AF_INET && prefix_len <= 32) {
+		const struct in_addr *a = net;
+
+		if (prefix_len == 32)
+			return netaddr_classify(family, net);
+		return classify_v4_prefix(be32_at((const uint8_t *)&a->s_addr), prefix_len);
+	}
+	if (family == AF_INET6 && prefix_len <= 128) {
+		const struct in6_addr *a = net;
+
+		if (prefix_len == 128)
+			return netaddr_classify(family, net);
+		return classify_v6_prefix(a->s6_addr, prefix_len);
+	}
+	return NETADDR_RESERVED;
+}
+
 enum netaddr_class netaddr_classify(int family, const void *addr)
 {
 	if (!addr)
@@ -142,4 +239,119 @@ const char *netaddr_class_to_string(enum netaddr_class c)
 	if ((unsigned)c >= NETADDR_CLASS_MAX)
 		return "unknown";
 	return names[c];
+}
+
+/* RTF_GATEWAY from <linux/route.h>, spelt out to keep kernel headers out. */
+#define NETADDR_RTF_GATEWAY 0x0002u
+
+static int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Exactly n hex digits at p (within [p, end)) into bytes or a number. */
+static bool hex_bytes(const char *p, const char *end, size_t n_bytes, uint8_t *out)
+{
+	if ((size_t)(end - p) < 2 * n_bytes)
+		return false;
+	for (size_t i = 0; i < n_bytes; i++) {
+		int hi = hex_value(p[2 * i]), lo = hex_value(p[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return false;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return true;
+}
+
+static bool hex_u32(const char *p, size_t n, uint32_t *ret)
+{
+	uint32_t v = 0;
+
+	if (n == 0 || n > 8)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		int d = hex_value(p[i]);
+
+		if (d < 0)
+			return false;
+		v = v << 4 | (uint32_t)d;
+	}
+	*ret = v;
+	return true;
+}
+
+/* The whitespace-separated fields of the line [p, end) into f[0..max). */
+static size_t split_fields(const char *p, const char *end, const char **f, size_t *flen, size_t max)
+{
+	size_t n = 0;
+
+	while (p < end && n < max) {
+		const char *s;
+
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		if (p == end)
+			break;
+		s = p;
+		while (p < end && *p != ' ' && *p != '\t')
+			p++;
+		f[n] = s;
+		flen[n++] = (size_t)(p - s);
+	}
+	return n;
+}
+
+static void add_gateway(const struct netaddr_gateway *g, struct netaddr_gateway *out, size_t *n, size_t max,
+			size_t *added)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (out[i].family == g->family &&
+		    memcmp(&out[i].addr, &g->addr, g->family == AF_INET ? 4 : 16) == 0)
+			return;
+	if (*n >= max)
+		return;
+	out[(*n)++] = *g;
+	(*added)++;
+}
+
+size_t netaddr_parse_gateways(int family, const char *text, size_t len, struct netaddr_gateway *out,
+			      size_t *n, size_t max)
+{
+	const char *p = text, *end = text + len;
+	size_t added = 0;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+		const char *f[11];
+		size_t fl[11], nf = split_fields(p, le, f, fl, 11);
+		struct netaddr_gateway g = {.family = family};
+		uint32_t flags, v4;
+
+		p = nl ? nl + 1 : end;
+		if (family == AF_INET) {
+			/* Iface Destination Gateway Flags ...: the header line
+			 * fails the hex parse. */
+			if (nf < 4 || !hex_u32(f[3], fl[3], &flags) || !(flags & NETADDR_RTF_GATEWAY) ||
+			    fl[2] != 8 || !hex_u32(f[2], fl[2], &v4) || v4 == 0)
+				continue;
+			/* The kernel prints the __be32 as a host-order number. */
+			memcpy(&g.addr.v4, &v4, 4);
+		} else if (family == AF_INET6) {
+			/* dst plen src plen next-hop metric refcnt use flags iface */
+			if (nf < 10 || fl[4] != 32 || !hex_bytes(f[4], f[4] + fl[4], 16, g.addr.v6.s6_addr) ||
+			    !hex_u32(f[8], fl[8], &flags) || !(flags & NETADDR_RTF_GATEWAY) ||
+			    all_zero(g.addr.v6.s6_addr, 16))
+				continue;
+		} else
+			return added;
+		add_gateway(&g, out, n, max, &added);
+	}
+	return added;
 }

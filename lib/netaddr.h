@@ -21,6 +21,7 @@
 #ifndef CS_NETADDR_H
 #define CS_NETADDR_H
 
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -42,6 +43,31 @@ enum netaddr_class {
  * AF_INET6 (struct in6_addr). Any other family is NETADDR_RESERVED, so
  * callers that filter on != NETADDR_PUBLIC fail closed. */
 enum netaddr_class netaddr_classify(int family, const void *addr);
+
+/* Class of a whole prefix net/prefix_len (host bits zero): the most
+ * specific non-public class of any address inside it (first match in the
+ * tables, metadata before the ranges holding it), NETADDR_PUBLIC when every
+ * address inside is public. A host prefix (/32, /128) is netaddr_classify().
+ * IPv6 ranges that embed IPv4 (mapped, compatible, NAT64, 6to4) are
+ * classified by the IPv4 range they cover. Out-of-range input: RESERVED. */
+enum netaddr_class netaddr_classify_prefix(int family, const void *net, unsigned prefix_len);
+
+/* A gateway of the container's routing table. */
+struct netaddr_gateway {
+	int family; /* AF_INET or AF_INET6 */
+	union {
+		struct in_addr v4;
+		struct in6_addr v6;
+	} addr;
+};
+
+/* Parses the text of /proc/net/route (family AF_INET; hex fields in the
+ * byte order of the machine that wrote them, as the kernel prints them) or
+ * /proc/net/ipv6_route (AF_INET6) and appends to out[*n..max) the next hop
+ * of every route with the RTF_GATEWAY flag, each address once. Malformed
+ * lines are skipped. Returns the number appended. Pure. */
+size_t netaddr_parse_gateways(int family, const char *text, size_t len, struct netaddr_gateway *out,
+			      size_t *n, size_t max);
 
 /* True unless the address is NETADDR_PUBLIC. */
 bool netaddr_is_forbidden(int family, const void *addr);

@@ -82,6 +82,16 @@ int nftbatch_elems_normalize(const struct nftbatch_ports *ports,
 /* Formats "198.51.100.10 . 443" / "2001:db8::/32 . 8000-8100 timeout 60s". */
 void nftbatch_elem_format(const struct nftbatch_elem *e, char *buf, size_t size);
 
+/* The sidecar exemption (lib/sidecar.h): sockets owned by uid may query
+ * the upstreams directly and reach dests (networks and port ranges, no
+ * timeout; never loopback or a range the firewall blocks). */
+#define NFTBATCH_MAX_SIDECAR_DESTS 32
+struct nftbatch_sidecar {
+	uint32_t uid; /* never 0: lib/sidecar.c validates it */
+	const struct nftbatch_elem *dests;
+	size_t n_dests;
+};
+
 /* What the ruleset admits. Addresses of `upstreams` are host addresses
  * (prefix_len full, ports ignored). `elems` must come out of
  * nftbatch_elems_normalize(). */
@@ -91,6 +101,7 @@ struct nftbatch_config {
 	size_t n_upstreams;
 	const struct nftbatch_elem *elems;
 	size_t n_elems;
+	const struct nftbatch_sidecar *sidecar; /* NULL: no sidecar exemption */
 };
 
 enum nftbatch_msg_kind {

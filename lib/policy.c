@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "authz_git.h"
 #include "macros.h"
 #include "toolfiles.h"
 #include "toolgrammar.h"
@@ -17,16 +18,29 @@
 enum cond_kind {
 	COND_FLAG,    /* the request carries one of these options */
 	COND_ARG,     /* an operand after the rule's subcommand words matches */
-	COND_REFSPEC, /* git: an operand after subcommand and repository matches */
 	COND_DEST,    /* the normalised destination matches (FNM_PATHNAME) */
 	COND_CWD,     /* the mapped host cwd matches */
+	/* git relay pushes (lib/authz_git.h), per ref update: */
+	COND_REF,     /* the destination ref matches */
+	COND_FORCE,   /* yes|no: a forced update */
+	COND_DELETE,  /* yes|no: a deletion */
+	COND_FF,      /* yes|no: a fast-forward (or a new ref) */
+	COND_DEFAULT, /* yes|no: the remote's default branch */
 	COND_MAX,
 };
 
 static const char *const cond_names[COND_MAX] = {
-	[COND_FLAG] = "flag", [COND_ARG] = "arg", [COND_REFSPEC] = "refspec",
-	[COND_DEST] = "dest", [COND_CWD] = "cwd",
+	[COND_FLAG] = "flag", [COND_ARG] = "arg",
+	[COND_DEST] = "dest", [COND_CWD] = "cwd", [COND_REF] = "ref",
+	[COND_FORCE] = "force", [COND_DELETE] = "delete", [COND_FF] = "ff",
+	[COND_DEFAULT] = "default",
 };
+
+static bool cond_is_git_update(int c)
+{
+	return c == COND_REF || c == COND_FORCE || c == COND_DELETE || c == COND_FF ||
+	       c == COND_DEFAULT;
+}
 
 struct plist {
 	size_t n;
@@ -241,16 +255,22 @@ static int parse_condition(struct rule *r, const struct token *t, unsigned line,
 			c = (int)i;
 	if (c < 0)
 		return fail(e, line, t->column,
-			    "unknown condition (flag=, arg=, refspec=, dest=, cwd=, reason=)", -EINVAL);
+			    "unknown condition (flag=, arg=, dest=, cwd=, ref=, force=, "
+			    "delete=, ff=, default=, reason=)",
+			    -EINVAL);
 	if (r->has[c])
 		return fail(e, line, t->column, "condition given twice in one rule", -EINVAL);
-	if ((c == COND_FLAG || c == COND_ARG || c == COND_REFSPEC) && !grammar)
+	if ((c == COND_FLAG || c == COND_ARG) && (!grammar || strcmp(r->tool, "git") == 0))
 		return fail(e, line, t->column,
-			    "flag=, arg= and refspec= need a tool with an argument grammar "
-			    "(git, gh, kubectl, terraform, aws, psql)",
+			    strcmp(r->tool, "git") == 0
+				    ? "git rules take dest=, ref=, force=, delete=, ff= and default= "
+				      "(git goes through the relay: there are no git options to match)"
+				    : "flag= and arg= need a tool with an argument grammar "
+				      "(gh, kubectl, terraform, aws, psql)",
 			    -EINVAL);
-	if (c == COND_REFSPEC && strcmp(r->tool, "git") != 0)
-		return fail(e, line, t->column, "refspec= is for git rules", -EINVAL);
+	if (cond_is_git_update(c) && strcmp(r->tool, "git") != 0)
+		return fail(e, line, t->column,
+			    "ref=, force=, delete=, ff= and default= are for git rules", -EINVAL);
 	r->has[c] = true;
 	k = split_list(val, &r->cond[c], line, vcol, e);
 	if (k < 0)
@@ -284,6 +304,13 @@ static int parse_condition(struct rule *r, const struct token *t, unsigned line,
 		}
 		if (c == COND_CWD && it[0] != '/')
 			return fail(e, line, vcol, "cwd= patterns are absolute host paths", -EINVAL);
+		if (cond_is_git_update(c) && c != COND_REF &&
+		    (r->cond[c].n != 1 || (strcmp(it, "yes") != 0 && strcmp(it, "no") != 0)))
+			return fail(e, line, vcol, "force=, delete=, ff= and default= take yes or no",
+				    -EINVAL);
+		if (c == COND_REF && strncmp(it, "refs/", 5) != 0)
+			return fail(e, line, vcol, "ref= patterns are full ref names (refs/heads/*)",
+				    -EINVAL);
 	}
 	return 0;
 }
@@ -657,6 +684,39 @@ static bool flag_item_matches(const struct toolgrammar_parse *gp, const struct t
 	return f->value && toolgrammar_flag_matches(gp, f, name) && fnmatch(eq + 1, f->value, 0) == 0;
 }
 
+static bool yes_no(const struct plist *l, bool v)
+{
+	return strcmp(l->items[0], v ? "yes" : "no") == 0;
+}
+
+/* The per-update conditions: a rule with any of them matches a git push
+ * request with exactly one update (policy_evaluate splits pushes) whose
+ * fields match; anything else does not match. */
+static bool git_update_match(const struct rule *r, const struct authz_request *req)
+{
+	const struct authz_git_update *u;
+	bool any = false;
+
+	for (int c = 0; c < COND_MAX; c++)
+		any |= cond_is_git_update(c) && r->has[c];
+	if (!any)
+		return true;
+	if (!req->git || req->git->n_updates != 1)
+		return false;
+	u = &req->git->updates[0];
+	if (r->has[COND_REF] && !plist_match(&r->cond[COND_REF], u->dst, FNM_PATHNAME))
+		return false;
+	if (r->has[COND_FORCE] && !yes_no(&r->cond[COND_FORCE], u->force))
+		return false;
+	if (r->has[COND_DELETE] && !yes_no(&r->cond[COND_DELETE], u->delete_ref))
+		return false;
+	if (r->has[COND_FF] && !yes_no(&r->cond[COND_FF], u->ff))
+		return false;
+	if (r->has[COND_DEFAULT] && !yes_no(&r->cond[COND_DEFAULT], u->is_default))
+		return false;
+	return true;
+}
+
 enum match {
 	MATCH_NO,
 	MATCH_YES,
@@ -737,16 +797,12 @@ static int rule_match(const struct rule *r, const struct authz_request *req,
 		if (k <= 0)
 			return k;
 	}
-	if (r->has[COND_REFSPEC]) {
-		/* git <subcommand> <repository> <refspec>... */
-		k = operands_match(gp, 2, &r->cond[COND_REFSPEC]);
-		if (k <= 0)
-			return k;
-	}
 	if (r->has[COND_DEST] && (!dest || !plist_match(&r->cond[COND_DEST], dest, FNM_PATHNAME)))
 		return 0;
 	if (r->has[COND_CWD] &&
 	    (!req->host_cwd || !plist_match(&r->cond[COND_CWD], req->host_cwd, 0)))
+		return 0;
+	if (!git_update_match(r, req))
 		return 0;
 	if (!r->deny && !guarded_flags_named(r, req, gp))
 		return 0;
@@ -763,8 +819,41 @@ static void set_verdict(struct policy_verdict *v, enum authz_verdict verdict, un
 	(void)snprintf(v->reason, sizeof(v->reason), "%s", reason);
 }
 
+static int evaluate_one(const struct policy *p, const struct authz_request *req,
+			struct policy_verdict *ret);
+
+/* A git push with several ref updates is allowed only when each update is:
+ * the policy is evaluated once per update, and the first denial is the
+ * answer (its reason names the ref). */
 int policy_evaluate(const struct policy *p, const struct authz_request *req,
 		    struct policy_verdict *ret)
+{
+	struct authz_request one;
+	struct authz_git g;
+	int r = 0;
+
+	if (!req || !req->git || req->git->n_updates <= 1)
+		return evaluate_one(p, req, ret);
+	one = *req;
+	g = *req->git;
+	one.git = &g;
+	for (size_t i = 0; i < req->git->n_updates; i++) {
+		char why[AUTHZ_MAX_REASON];
+
+		g.updates = &req->git->updates[i];
+		g.n_updates = 1;
+		r = evaluate_one(p, &one, ret);
+		if (r < 0 || ret->verdict != AUTHZ_ALLOW) {
+			(void)snprintf(why, sizeof(why), "%.128s: %.360s", g.updates->dst, ret->reason);
+			(void)snprintf(ret->reason, sizeof(ret->reason), "%s", why);
+			return r;
+		}
+	}
+	return r;
+}
+
+static int evaluate_one(const struct policy *p, const struct authz_request *req,
+			struct policy_verdict *ret)
 {
 	struct toolgrammar_parse gp = { 0 };
 	const struct rule *deny = NULL, *allow = NULL;

@@ -2,8 +2,8 @@
 /* The static policy language of sandbox-execd (README.md, "Authorization
  * policy"): ordered, line-based rules evaluated on the parsed request.
  *
- *   deny  git push flag=--force,-f refspec=+* reason="force pushes need review"
- *   allow git fetch,push dest=github.com/acme/...   (a glob, see execd/policy.example)
+ *   deny  git push force=yes reason="force pushes need review"   (git relay rules:
+ *   allow git fetch,push dest=github.com/acme/...    ref=, force=, delete=, ff=, default=)
  *   allow gh pr create,view,list
  *   allow kubectl get
  *   deny  kubectl get arg=secret,secrets

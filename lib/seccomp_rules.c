@@ -14,7 +14,9 @@
 #define CS_CLONE_NEWUSER 0x10000000ULL
 #define CS_CLONE_NEWPID 0x20000000ULL
 #define CS_CLONE_NEWNET 0x40000000ULL
+#define CS_AF_UNIX 1ULL
 #define CS_AF_NETLINK 16ULL
+#define CS_AF_ALG 38ULL
 #define CS_AF_PACKET 17ULL
 #define CS_AF_VSOCK 40ULL
 #define CS_SOCK_RAW 3ULL
@@ -22,9 +24,25 @@
 #define CS_SOCK_TYPE_MASK 0xfULL
 #define CS_TIOCSTI 0x5412ULL
 #define CS_TIOCLINUX 0x541cULL
+#define CS_TIOCSETD 0x5423ULL
 #define CS_LOW32 0xffffffffULL
+#define CS_S_ISUID 04000ULL
+#define CS_S_ISGID 02000ULL
+#define CS_O_CREAT 0100ULL
+#define CS_O_TMPFILE 020000000ULL /* __O_TMPFILE, without O_DIRECTORY */
 
 #define DENY(n) {.name = (n), .action = SECCOMP_RULE_EPERM}
+/* A mode argument (arg a) with the setuid or the setgid bit; and the same
+ * for calls that take a mode only when the flags (arg fa) hold flag. */
+#define SETID_MODE(n, a) DENY_IF(n, a, CS_S_ISUID, CS_S_ISUID), DENY_IF(n, a, CS_S_ISGID, CS_S_ISGID)
+#define SETID_CREATE_1(n, fa, ma, flag, bit)                                                       \
+	{                                                                                          \
+		.name = (n), .action = SECCOMP_RULE_EPERM, .n_conds = 2,                           \
+		.conds = {{.arg = (fa), .op = SECCOMP_RULE_OP_MASKED_EQ, .mask = (flag), .value = (flag)}, \
+			  {.arg = (ma), .op = SECCOMP_RULE_OP_MASKED_EQ, .mask = (bit), .value = (bit)}} \
+	}
+#define SETID_CREATE(n, fa, ma, flag) \
+	SETID_CREATE_1(n, fa, ma, flag, CS_S_ISUID), SETID_CREATE_1(n, fa, ma, flag, CS_S_ISGID)
 #define DENY_IF(n, a, m, v)                                                                        \
 	{                                                                                          \
 		.name = (n), .action = SECCOMP_RULE_EPERM, .n_conds = 1,                           \
@@ -90,15 +108,100 @@ static const struct seccomp_rule rules[] = {
 	DENY("delete_module"),
 	/* Opens any inode by handle, bypassing path permissions. */
 	DENY("open_by_handle_at"),
+	/* What Docker's default profile refuses in a container without extra
+	 * capabilities (tests/unit/test-seccomp-docker.c compares every
+	 * syscall number with it): the kernel would mostly refuse these for a
+	 * capability the agent lacks, but each is attack surface reached before
+	 * that check, or reachable without it. */
+	/* x86 segment descriptors and I/O ports: old local-root bugs. */
+	DENY("modify_ldt"),
+	DENY("iopl"),
+	DENY("ioperm"),
+	/* Compares kernel objects of other processes (a KASLR and fd-table
+	 * oracle); process_madvise acts on another process's memory. */
+	DENY("kcmp"),
+	DENY("process_madvise"),
+	/* NUMA placement: moves pages of other processes, or steers kernel
+	 * allocations (a tool for heap grooming). */
+	DENY("mbind"),
+	DENY("set_mempolicy"),
+	DENY("set_mempolicy_home_node"),
+	DENY("get_mempolicy"),
+	DENY("move_pages"),
+	DENY("migrate_pages"),
+	/* File-system and system administration. */
+	DENY("quotactl"),
+	DENY("quotactl_fd"),
+	DENY("chroot"),
+	DENY("acct"),
+	DENY("swapon"),
+	DENY("swapoff"),
+	DENY("syslog"),
+	DENY("reboot"),
+	DENY("sethostname"),
+	DENY("setdomainname"),
+	DENY("settimeofday"),
+	DENY("clock_settime"),
+	DENY("vhangup"),
+	DENY("fanotify_init"),
+	DENY("lookup_dcookie"),
+	/* Obsolete interfaces: little-tested kernel code (uselib loads an
+	 * a.out library; ustat, sysfs and _sysctl leak or poke kernel state). */
+	DENY("uselib"),
+	DENY("ustat"),
+	DENY("sysfs"),
+	DENY("_sysctl"),
+	/* Not implemented by Linux (ENOSYS without us; EPERM with us, as under
+	 * Docker), refused so a kernel that grows them gains no surface. */
+	DENY("create_module"),
+	DENY("get_kernel_syms"),
+	DENY("query_module"),
+	DENY("nfsservctl"),
+	DENY("getpmsg"),
+	DENY("putpmsg"),
+	DENY("afs_syscall"),
+	DENY("tuxcall"),
+	DENY("security"),
+	DENY("vserver"),
 	/* Injecting keystrokes into, or reconfiguring, the terminal: an agent
 	 * sharing the user's tty could type commands into the parent shell.
 	 * The kernel reads the command as 32 bits, so compare only those. */
 	DENY_IF("ioctl", 1, CS_LOW32, CS_TIOCSTI),
 	DENY_IF("ioctl", 1, CS_LOW32, CS_TIOCLINUX),
+	/* A new line discipline loads a (possibly module-backed, historically
+	 * buggy: n_gsm, n_hdlc, slcan) tty driver under the agent's control. */
+	DENY_IF("ioctl", 1, CS_LOW32, CS_TIOCSETD),
 	/* Raw and packet sockets sniff or forge traffic around the firewall;
 	 * vsock talks to the hypervisor. The family is an int: low 32 bits. */
 	DENY_IF("socket", 0, CS_LOW32, CS_AF_PACKET),
 	DENY_IF("socket", 0, CS_LOW32, CS_AF_VSOCK),
+	/* The kernel crypto API (AF_ALG) is a large surface with a history of
+	 * privilege escalations; user space has its own crypto. */
+	DENY_IF("socket", 0, CS_LOW32, CS_AF_ALG),
+	/* Every other family (TIPC, RDS, CAN, X25, LLC, Bluetooth, KEY,
+	 * ...): kernel code no developer workload needs, with a history of
+	 * local privilege escalations, and on a host with modules a socket()
+	 * of one loads its module into the host kernel. Only AF_UNIX (1),
+	 * AF_INET (2), AF_INET6 (10) and AF_NETLINK (16) stay: refuse
+	 * anything above 16 (as 64 bits, so high bits are refused too) and
+	 * the gaps below. */
+	{.name = "socket",
+	 .action = SECCOMP_RULE_EPERM,
+	 .n_conds = 1,
+	 .conds = {{.arg = 0, .op = SECCOMP_RULE_OP_GT, .value = CS_AF_NETLINK}}},
+	DENY_IF("socket", 0, CS_LOW32, 0),
+	DENY_IF("socket", 0, CS_LOW32, 3),
+	DENY_IF("socket", 0, CS_LOW32, 4),
+	DENY_IF("socket", 0, CS_LOW32, 5),
+	DENY_IF("socket", 0, CS_LOW32, 6),
+	DENY_IF("socket", 0, CS_LOW32, 7),
+	DENY_IF("socket", 0, CS_LOW32, 8),
+	DENY_IF("socket", 0, CS_LOW32, 9),
+	DENY_IF("socket", 0, CS_LOW32, 11),
+	DENY_IF("socket", 0, CS_LOW32, 12),
+	DENY_IF("socket", 0, CS_LOW32, 13),
+	DENY_IF("socket", 0, CS_LOW32, 14),
+	DENY_IF("socket", 0, CS_LOW32, 15),
 	/* (AF_INET, SOCK_PACKET) is the obsolete spelling of a packet socket:
 	 * __sock_create() turns it into AF_PACKET, past the family rule
 	 * above. No family has another use for the type: refuse it in all. */
@@ -112,6 +215,13 @@ static const struct seccomp_rule rules[] = {
 	 .n_conds = 2,
 	 .conds = {{.arg = 0, .op = SECCOMP_RULE_OP_NE, .value = CS_AF_NETLINK},
 		   {.arg = 1, .op = SECCOMP_RULE_OP_MASKED_EQ, .mask = CS_SOCK_TYPE_MASK, .value = CS_SOCK_RAW}}},
+	/* socketpair() creates a socket of its family just as socket() does
+	 * (module load included; AF_TIPC even completes the pair): only
+	 * AF_UNIX has a use for it. */
+	{.name = "socketpair",
+	 .action = SECCOMP_RULE_EPERM,
+	 .n_conds = 1,
+	 .conds = {{.arg = 0, .op = SECCOMP_RULE_OP_NE, .value = CS_AF_UNIX}}},
 	/* Execution domains change syscall semantics (and READ_IMPLIES_EXEC
 	 * or ADDR_NO_RANDOMIZE weaken hardening). */
 	{.name = "personality",
@@ -126,6 +236,26 @@ static const struct seccomp_rule rules[] = {
 	PERS_4(20),
 	PERS_4(24),
 	PERS_4(28),
+	/* Setuid and setgid bits: the workspace is the user's checkout on the
+	 * host, where nothing strips them, so an executable the agent marks
+	 * there runs as the user (its UID is the user's) for any other local
+	 * account that can reach the checkout. Every way to set a mode:
+	 * chmod and its variants, and creating with a mode (open/openat with
+	 * O_CREAT or O_TMPFILE, creat, mknod). openat2 keeps its mode in
+	 * memory, out of seccomp's sight: ENOSYS, and libc's open() never uses
+	 * it (callers fall back to openat). */
+	SETID_MODE("chmod", 1),
+	SETID_MODE("fchmod", 1),
+	SETID_MODE("fchmodat", 2),
+	SETID_MODE("fchmodat2", 2),
+	SETID_CREATE("open", 1, 2, CS_O_CREAT),
+	SETID_CREATE("open", 1, 2, CS_O_TMPFILE),
+	SETID_CREATE("openat", 2, 3, CS_O_CREAT),
+	SETID_CREATE("openat", 2, 3, CS_O_TMPFILE),
+	SETID_MODE("creat", 1),
+	SETID_MODE("mknod", 1),
+	SETID_MODE("mknodat", 2),
+	{.name = "openat2", .action = SECCOMP_RULE_ENOSYS},
 };
 
 const struct seccomp_rule *seccomp_rules_get(size_t *ret_n)

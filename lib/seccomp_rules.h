@@ -14,7 +14,7 @@
 
 #define SECCOMP_RULE_MAX_CONDS 2
 /* Upper bound on the expanded table (checked by the unit test). */
-#define SECCOMP_RULES_MAX 160
+#define SECCOMP_RULES_MAX 224
 
 enum seccomp_rule_action {
 	SECCOMP_RULE_EPERM,  /* fail with EPERM */

@@ -4,7 +4,7 @@
  * that would let a command through is marking as "takes a value" an option
  * the tool treats as a plain flag: the next word would vanish from our view.
  * So an option is OPT_VALUE only when the tool's own parser requires a value
- * for it; optional values (git --force-with-lease[=x], pflag NoOptDefVal,
+ * for it; optional values (pflag NoOptDefVal,
  * terraform -chdir=) are OPT_OPTVAL and are only ever taken after '='. */
 #include "toolgrammar.h"
 
@@ -55,104 +55,13 @@ struct grammar {
 #define R(n, w) { n, OPT_REFUSED, NULL, w }
 #define END { NULL, OPT_FLAG, NULL, NULL }
 
-#define WHY_GIT_CONFIG                                                                             \
-	"git -c/--config-env set configuration on the command line (aliases, core.sshCommand, "    \
-	"hooks paths) that can run programs on the host"
-#define WHY_GIT_EXEC_PATH "git --exec-path chooses where git finds the programs it runs"
-#define WHY_GIT_UPLOAD "git --upload-pack/--receive-pack/--exec name a program to run"
-#define WHY_GIT_TEMPLATE "git clone --template copies hooks that git then runs"
-
-/* git(1) global options, before the subcommand (git.c handle_options: exact
- * names only, no abbreviation). */
+/* git: requests come from the git relay (execd/gitrelay.c) as argv
+ * {"git", OP} with OP ls-remote, fetch or push, and nothing else. git is not
+ * a wrapped tool any more, so the option tables that guarded host git on the
+ * workspace (-c, --exec-path, --upload-pack, clone --template, ...) went
+ * with it. */
 static const struct opt git_global[] = {
-	V("-C"), R("-c", WHY_GIT_CONFIG), R("--config-env", WHY_GIT_CONFIG),
-	R("--exec-path", WHY_GIT_EXEC_PATH), FA("-p", "--paginate"), F("--paginate"),
-	FA("-P", "--no-pager"), F("--no-pager"), F("--no-replace-objects"), F("--no-lazy-fetch"),
-	F("--bare"), V("--git-dir"), V("--work-tree"), V("--namespace"), V("--super-prefix"),
-	F("--literal-pathspecs"), F("--glob-pathspecs"), F("--noglob-pathspecs"),
-	F("--icase-pathspecs"), F("--no-optional-locks"), O("--list-cmds"), V("--attr-source"),
-	F("--no-advice"), FA("-v", "--version"), F("--version"), FA("-h", "--help"), F("--help"),
-	F("--html-path"), F("--man-path"), F("--info-path"),
 	END,
-};
-
-static const struct opt git_push[] = {
-	FA("-v", "--verbose"), F("--verbose"), FA("-q", "--quiet"), F("--quiet"), V("--repo"),
-	F("--all"), F("--branches"), F("--mirror"), FA("-d", "--delete"), F("--delete"),
-	F("--tags"), FA("-n", "--dry-run"), F("--dry-run"), F("--porcelain"),
-	FA("-f", "--force"), F("--force"), O("--force-with-lease"), F("--force-if-includes"),
-	V("--recurse-submodules"), F("--thin"), R("--receive-pack", WHY_GIT_UPLOAD),
-	R("--exec", WHY_GIT_UPLOAD), FA("-u", "--set-upstream"), F("--set-upstream"),
-	F("--progress"), F("--prune"), F("--no-verify"), F("--verify"), F("--follow-tags"),
-	O("--signed"), F("--atomic"), VA("-o", "--push-option"), V("--push-option"),
-	FA("-4", "--ipv4"), F("--ipv4"), FA("-6", "--ipv6"), F("--ipv6"),
-	END,
-};
-
-static const struct opt git_fetch[] = {
-	FA("-v", "--verbose"), F("--verbose"), FA("-q", "--quiet"), F("--quiet"), F("--all"),
-	FA("-a", "--append"), F("--append"), F("--atomic"), R("--upload-pack", WHY_GIT_UPLOAD),
-	FA("-f", "--force"), F("--force"), FA("-m", "--multiple"), F("--multiple"),
-	FA("-t", "--tags"), F("--tags"), FA("-n", "--no-tags"), F("--no-tags"),
-	VA("-j", "--jobs"), V("--jobs"), F("--prefetch"), FA("-p", "--prune"), F("--prune"),
-	FA("-P", "--prune-tags"), F("--prune-tags"), O("--recurse-submodules"), F("--dry-run"),
-	F("--porcelain"), F("--write-fetch-head"), FA("-k", "--keep"), F("--keep"),
-	FA("-u", "--update-head-ok"), F("--update-head-ok"), F("--progress"), V("--depth"),
-	V("--shallow-since"), V("--shallow-exclude"), V("--deepen"), F("--unshallow"),
-	F("--refetch"), F("--update-shallow"), V("--refmap"), VA("-o", "--server-option"),
-	V("--server-option"), FA("-4", "--ipv4"), F("--ipv4"), FA("-6", "--ipv6"), F("--ipv6"),
-	V("--negotiation-tip"), F("--negotiate-only"), V("--filter"), F("--auto-maintenance"),
-	F("--auto-gc"), F("--show-forced-updates"), F("--write-commit-graph"), F("--stdin"),
-	F("--set-upstream"),
-	END,
-};
-
-static const struct opt git_pull[] = {
-	FA("-v", "--verbose"), F("--verbose"), FA("-q", "--quiet"), F("--quiet"), F("--progress"),
-	O("--recurse-submodules"), OA("-r", "--rebase"), O("--rebase"), F("--stat"),
-	FA("-n", "--no-stat"), F("--no-stat"), O("--log"), F("--signoff"), F("--squash"),
-	F("--commit"), FA("-e", "--edit"), F("--edit"), V("--cleanup"), F("--ff"), F("--ff-only"),
-	F("--verify"), F("--verify-signatures"), F("--autostash"), VA("-s", "--strategy"),
-	V("--strategy"), VA("-X", "--strategy-option"), V("--strategy-option"),
-	OA("-S", "--gpg-sign"), O("--gpg-sign"), F("--allow-unrelated-histories"), F("--all"),
-	FA("-a", "--append"), F("--append"), R("--upload-pack", WHY_GIT_UPLOAD),
-	FA("-f", "--force"), F("--force"), FA("-t", "--tags"), F("--tags"), FA("-p", "--prune"),
-	F("--prune"), VA("-j", "--jobs"), V("--jobs"), F("--dry-run"), FA("-k", "--keep"),
-	F("--keep"), V("--depth"), V("--shallow-since"), V("--shallow-exclude"), V("--deepen"),
-	F("--unshallow"), F("--update-shallow"), V("--refmap"), VA("-o", "--server-option"),
-	V("--server-option"), FA("-4", "--ipv4"), F("--ipv4"), FA("-6", "--ipv6"), F("--ipv6"),
-	V("--negotiation-tip"), F("--show-forced-updates"), F("--set-upstream"),
-	END,
-};
-
-static const struct opt git_clone[] = {
-	FA("-v", "--verbose"), F("--verbose"), FA("-q", "--quiet"), F("--quiet"), F("--progress"),
-	F("--reject-shallow"), FA("-n", "--no-checkout"), F("--no-checkout"), F("--bare"),
-	F("--mirror"), FA("-l", "--local"), F("--local"), F("--no-hardlinks"),
-	FA("-s", "--shared"), F("--shared"), O("--recurse-submodules"), O("--recursive"),
-	VA("-j", "--jobs"), V("--jobs"), R("--template", WHY_GIT_TEMPLATE), V("--reference"),
-	V("--reference-if-able"), F("--dissociate"), VA("-o", "--origin"), V("--origin"),
-	VA("-b", "--branch"), V("--branch"), R("-u", WHY_GIT_UPLOAD),
-	R("--upload-pack", WHY_GIT_UPLOAD), V("--depth"), V("--shallow-since"),
-	V("--shallow-exclude"), F("--single-branch"), F("--no-tags"), F("--shallow-submodules"),
-	V("--separate-git-dir"), V("--ref-format"), R("-c", WHY_GIT_CONFIG),
-	R("--config", WHY_GIT_CONFIG), V("--server-option"), FA("-4", "--ipv4"), F("--ipv4"),
-	FA("-6", "--ipv6"), F("--ipv6"), V("--filter"), F("--also-filter-submodules"),
-	F("--remote-submodules"), F("--sparse"), V("--bundle-uri"),
-	END,
-};
-
-static const struct opt git_ls_remote[] = {
-	FA("-q", "--quiet"), F("--quiet"), R("--upload-pack", WHY_GIT_UPLOAD),
-	R("--exec", WHY_GIT_UPLOAD), FA("-t", "--tags"), F("--tags"), FA("-b", "--branches"),
-	F("--branches"), FA("-h", "--heads"), F("--heads"), F("--refs"), F("--get-url"),
-	V("--sort"), VA("-o", "--server-option"), V("--server-option"), F("--symref"),
-	END,
-};
-
-static const struct sub git_subs[] = {
-	{ "push", git_push },   { "fetch", git_fetch },         { "pull", git_pull },
-	{ "clone", git_clone }, { "ls-remote", git_ls_remote }, { NULL, NULL },
 };
 
 /* kubectl persistent flags (pflag: no abbreviation, allowed anywhere). */
@@ -300,7 +209,7 @@ static const struct opt psql_global[] = {
 };
 
 static const struct grammar grammars[] = {
-	{ "git", git_global, git_subs, false, false, true, false, 1 },
+	{ "git", git_global, NULL, false, false, false, false, 1 },
 	{ "kubectl", kubectl_global, kubectl_subs, true, false, false, false, 1 },
 	{ "gh", gh_global, NULL, true, false, false, false, 2 },
 	{ "terraform", terraform_global, terraform_subs, false, false, false, true, 1 },
@@ -656,7 +565,7 @@ bool toolgrammar_flag_matches(const struct toolgrammar_parse *p, const struct to
 		return true;
 	if (f->written_len == wl && strncmp(f->written, want, wl) == 0)
 		return true;
-	/* git reads "--forc" as "--force"; an abbreviation our tables could not
+	/* aws reads "--reg" as "--region"; an abbreviation our tables could not
 	 * resolve still counts as the option it may abbreviate. */
 	if (p->abbreviations && !f->known && f->written_len > 3 && f->written[1] == '-' &&
 	    f->written_len < wl && strncmp(f->written, want, f->written_len) == 0)

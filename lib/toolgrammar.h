@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* Per-tool argument grammars: split an argv into options (with their values)
  * and positional words the way the real tool would, so that policy sees
- * `git -C x push -f` as subcommand "push" with flag "--force" and never as a
+ * `kubectl -n x get pods` as subcommand "get" with flag "-n" and never as a
  * joined string. Pure code; the parse points into the caller's argv.
  *
- * What the grammar knows, per tool (git, gh, kubectl, terraform, aws, psql):
+ * What the grammar knows, per tool (gh, kubectl, terraform, aws, psql; git
+ * only as the relay's {"git", OP}):
  * which options take a separate value (the mistake that matters: believing an
  * option takes a value when the tool does not would hide the next word), the
- * short/long aliases, which options are refused outright (git -c can define
- * aliases that run programs), whether long options may be abbreviated (git,
+ * short/long aliases, which options are refused outright (terraform
+ * -plugin-dir loads programs), whether long options may be abbreviated (
  * aws, psql), whether a single dash starts a long option (terraform).
  *
  * Options the grammar does not know are recorded as flags without a value;
@@ -48,7 +49,7 @@ struct toolgrammar_parse {
 	size_t n_flags, n_words;
 	struct toolgrammar_flag *flags;  /* owned */
 	struct toolgrammar_word *words;  /* owned: positional words, argv order */
-	unsigned sub_depth;              /* natural subcommand depth (git 1, gh 2, aws 2) */
+	unsigned sub_depth;              /* natural subcommand depth (kubectl 1, gh 2, aws 2) */
 	const char *refused;             /* static reason when an option is refused */
 	const char *refused_option;      /* the option as written (points into argv) */
 	const char *error;               /* static reason when the argv cannot be parsed */
@@ -71,7 +72,7 @@ void toolgrammar_parse_done(struct toolgrammar_parse *p);
 /* Does request flag f match the policy's flag name `want` ("--force", "-f",
  * "-destroy")? Compares canonical and written names; for tools that accept
  * abbreviations an unknown long option matches when it is a prefix of want
- * (git reads --forc as --force). Terraform names match with one or two
+ * (aws reads --reg as --region). Terraform names match with one or two
  * dashes. */
 bool toolgrammar_flag_matches(const struct toolgrammar_parse *p, const struct toolgrammar_flag *f,
 			      const char *want);

@@ -101,7 +101,7 @@ int wire_parse_header(const uint8_t *buf, size_t len, size_t max_frame, struct w
 		max_frame = WIRE_MAX_FRAME;
 	if (buf[0] != WIRE_VERSION || buf[3] != 0)
 		return -EBADMSG;
-	if (buf[1] != WIRE_TYPE_REQUEST && buf[1] != WIRE_TYPE_REPLY)
+	if (buf[1] != WIRE_TYPE_REQUEST && buf[1] != WIRE_TYPE_REPLY && buf[1] != WIRE_TYPE_GIT)
 		return -EBADMSG;
 	if (buf[2] > WIRE_MAX_FDS)
 		return -EBADMSG;

@@ -44,6 +44,7 @@
 enum wire_type {
 	WIRE_TYPE_REQUEST = 1,
 	WIRE_TYPE_REPLY = 2,
+	WIRE_TYPE_GIT = 3, /* git relay request: lib/wire_git.h */
 	WIRE_TYPE_MAX,
 };
 

@@ -4,7 +4,10 @@
 #   2. clang build under ASan+UBSan: unit, fuzz replay, and as root the
 #      integration suite in Linux namespaces
 #   3. clang libFuzzer build: a short fuzzing run of every target
-#   4. test-sandbox.sh against the real container image, when it exists
+#   4. test-sandbox.sh, tests/e2e-agent.sh and the kube play test against
+#      the container image (built through bin/code-sandbox right after the
+#      gcc build, so the root suite's container tests use this checkout's
+#      image too; a counted SKIP when no engine works)
 # and ends with one line "N passed, M failed" summing every layer (TAP
 # subtests count one each; a plain test counts one).
 set -uo pipefail
@@ -39,13 +42,35 @@ run_suites() { # run_suites DIR SUITE...
 }
 
 step "gcc build"
-if setup "$out/gcc" && ninja -C "$out/gcc"; then
-	run_suites "$out/gcc" unit fuzz lint bench
-else
+if ! { setup "$out/gcc" && ninja -C "$out/gcc"; }; then
 	echo "build failed: gcc" >&2
 	echo "0 passed, 1 failed"
 	exit 1
 fi
+
+# The container layer: test-sandbox.sh and the real agent end to end, both
+# through bin/code-sandbox (the image is built when missing). Each prints one
+# counted "# SKIP" TAP line (and "SKIP: ..." on stderr) when there is no
+# working engine or no root; a script that dies without a "not ok" line still
+# counts as a failure.
+container_taps=()
+container_test() { # container_test NAME SCRIPT
+	local tap=$out/$1.tap st=0
+	container_taps+=("$tap")
+	step "$1"
+	BUILD_DIR=$out/gcc "$2" | tee "$tap"
+	st=${PIPESTATUS[0]}
+	if [ "$st" -ne 0 ]; then
+		status=1
+		grep -q '^not ok' "$tap" || echo "not ok - $1 exited with status $st" | tee -a "$tap"
+	fi
+}
+# The image every container test uses, built (or refreshed from the cache)
+# before the suites whose container tests and benchmarks need it.
+container_test container-image tests/container-image.sh
+
+step "gcc suites: unit, fuzz replay, lint, bench quick mode"
+run_suites "$out/gcc" unit fuzz lint bench
 
 step "clang build with ASan+UBSan"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}
@@ -68,13 +93,18 @@ else
 	status=1
 fi
 
-sandbox_tap=$out/test-sandbox.tap
-: >"$sandbox_tap"
 if [ -x ./test-sandbox.sh ]; then
-	step "test-sandbox.sh against the container image"
-	./test-sandbox.sh | tee "$sandbox_tap" || status=1
+	container_test test-sandbox ./test-sandbox.sh
+else
+	echo "not ok - test-sandbox.sh is missing or not executable" | tee "$out/test-sandbox.tap"
+	container_taps+=("$out/test-sandbox.tap")
+	status=1
 fi
+container_test e2e-agent tests/e2e-agent.sh
+
+# The Kubernetes Pod and Job of code-sandbox kube under podman kube play.
+container_test kube-play tests/kube/kube-play.sh
 
 step "summary"
-python3 tests/support/count-results.py "${logs[@]}" --tap "$fuzz_tap" "$sandbox_tap" || status=1
+python3 tests/support/count-results.py "${logs[@]}" --tap "$fuzz_tap" "${container_taps[@]}" || status=1
 exit $status

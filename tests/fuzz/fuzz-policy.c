@@ -16,7 +16,7 @@
 
 static const char *const default_policy =
 	"allow git fetch,push dest=github.com/acme/*\n"
-	"deny git push flag=--force,-f refspec=+*,:* reason=\"no\"\n"
+	"deny git push force=yes ff=no ref=refs/heads/main reason=\"no\"\n"
 	"allow kubectl get\n"
 	"deny kubectl get arg=secret,secrets,secret/*\n"
 	"allow terraform\n"

@@ -41,14 +41,10 @@ ln -s "$WRAPPER" "$T/bin/printenv"
 mkdir -p "$T/policy"
 cp "$SOURCE_DIR/tests/support/exec-policy.py" "$T/policy/exec-policy.py"
 chmod 755 "$T/policy" "$T/policy/exec-policy.py"
-"${RUN_AS[@]}" env -i HOME="$T/home" /usr/bin/git -C "$T/ws" init -q
-"${RUN_AS[@]}" env -i HOME="$T/home" /usr/bin/git -C "$T/ws" remote add origin \
-	https://github.com/acme/widget.git
-"${RUN_AS[@]}" env -i HOME="$T/home" /usr/bin/git -C "$T/ws" remote add evil \
-	https://github.com/evil/widget.git
+ln -s "$WRAPPER" "$T/bin/kubectl"
 
 conf() { # conf BACKEND-LINES...
-	execd_conf "tool printenv = /usr/bin/printenv" "$@"
+	execd_conf "tool printenv = /usr/bin/printenv" "tool kubectl = /bin/echo" "$@"
 }
 
 # run NAME: the wrapped command as the user in the workspace, with
@@ -99,33 +95,32 @@ check_ok() {
 
 # ---- static ---------------------------------------------------------------
 cat >"$T/policy/policy.conf" <<'EOF'
-allow git status,log,branch
-deny git branch flag=-D,-d,--delete reason="deleting branches needs review"
-allow git push dest=github.com/acme/*
-deny git push flag=--force,-f,--force-with-lease reason="force pushes need review"
-deny git push refspec=+*,:* reason="force pushes need review"
+allow kubectl get,describe,logs
+deny kubectl get,describe arg=secret,secrets reason="reading Secrets needs review"
+allow kubectl delete
+deny kubectl delete flag=--all,-A reason="mass deletion needs review"
+deny kubectl flag=--as reason="impersonation needs review"
 allow echo
 EOF
 conf "backend = static" "policy_file = $T/policy/policy.conf"
 check_ok "static: --check accepts the policy"
 execd_start
-expect_allowed "static: git status allowed" git status
-expect_allowed "static: git branch allowed" git branch
-expect_denied "static: git branch -D denied with the rule's reason" "deleting branches needs review" git branch -D x
-expect_denied "static: git -C . push -f denied" "force pushes need review" git -C . push -f origin main
-expect_denied "static: git push origin +main denied" "force pushes need review" git push origin +main
-expect_denied "static: push to a remote outside acme denied (destination from git)" "default deny" git push evil main
-expect_denied "static: unmatched command denied" "default deny" git tag v1
-expect_denied "static: -c alias denied" "refused" git -c alias.st=status st
+expect_allowed "static: kubectl get allowed" kubectl get pods
+expect_allowed "static: kubectl describe allowed" kubectl describe pod x
+expect_denied "static: kubectl get secrets denied with the rule's reason" "reading Secrets needs review" kubectl get secrets
+expect_denied "static: kubectl -n x get secret/y denied" "reading Secrets needs review" kubectl -n x get secret/y
+expect_denied "static: kubectl delete --all denied" "mass deletion needs review" kubectl delete pods --all
+expect_denied "static: impersonation denied" "impersonation needs review" kubectl --as=admin get pods
+expect_denied "static: unmatched command denied" "default deny" kubectl rollout restart deploy/x
 expect_allowed "static: echo allowed" echo hi
 check "static: allowed command ran" "$OUT" = hi
 ok "static: decisions audited with their rule" grep -q '"rule":"policy.conf:4"' "$AUDIT"
 ok "static: audit chain verifies" audit_verify
 execd_stop
 
-printf 'allow git\ndeny git push flag=force\n' >"$T/policy/bad.conf"
+printf 'allow kubectl\ndeny kubectl get flag=force\n' >"$T/policy/bad.conf"
 conf "backend = static" "policy_file = $T/policy/bad.conf"
-check_fails "static: a policy error stops the daemon, naming file:line:column" "bad.conf:2:20"
+check_fails "static: a policy error stops the daemon, naming file:line:column" "bad.conf:2:23"
 conf "backend = static" "policy_file = $T/policy/missing.conf"
 check_fails "static: a missing policy file stops the daemon" "missing.conf"
 chmod 666 "$T/policy/policy.conf"
@@ -138,21 +133,21 @@ PROG=$T/policy/exec-policy.py
 conf "backend = exec" "exec_program = $PROG" "exec_timeout_ms = 1500"
 check_ok "exec: --check accepts the program"
 execd_start
-expect_allowed "exec: git status approved by the program" git status
+expect_allowed "exec: kubectl get approved by the program" kubectl get pods
 expect_denied "exec: echo denied with the program's reason" "exec-policy denies echo" echo hi
 REASON="env" run printenv GH_TOKEN AWS_SESSION_TOKEN
 check "exec: credentials reach the command" "$OUT" = "$(printf 'ghs_exectoken123\nsess-456')"
 ok "exec: credentials never in the audit log or the daemon's log" no_secret_logged ghs_exectoken123
 REASON=hang
 t0=$SECONDS
-expect_denied "exec: a hanging program is killed and the request denied" "timed out" git status
+expect_denied "exec: a hanging program is killed and the request denied" "timed out" kubectl get pods
 check "exec: ... within its timeout" $((SECONDS - t0)) -lt 10
 ok "exec: ... and nothing of it is left running" wait_until 5 sh -c '! pgrep -f "[e]xec-policy.py" >/dev/null'
-REASON=garbage expect_denied "exec: garbage output denies" "malformed" git status
-REASON=exit3 expect_denied "exec: non-zero exit denies" "failed" git status
-REASON=badenv expect_denied "exec: LD_PRELOAD from the program denies" "malformed" git status
-REASON=pending expect_denied "exec: pending denies" "does not poll" git status
-REASON=duplicate expect_denied "exec: a duplicate key (denied, then approved) denies" "malformed" git status
+REASON=garbage expect_denied "exec: garbage output denies" "malformed" kubectl get pods
+REASON=exit3 expect_denied "exec: non-zero exit denies" "failed" kubectl get pods
+REASON=badenv expect_denied "exec: LD_PRELOAD from the program denies" "malformed" kubectl get pods
+REASON=pending expect_denied "exec: pending denies" "does not poll" kubectl get pods
+REASON=duplicate expect_denied "exec: a duplicate key (denied, then approved) denies" "malformed" kubectl get pods
 REASON=
 # Concurrent decisions: each request runs its own program.
 concurrent() { # concurrent N CMD...: N at once, all must be allowed
@@ -166,7 +161,7 @@ concurrent() { # concurrent N CMD...: N at once, all must be allowed
 	done
 	return "$st"
 }
-ok "exec: 12 concurrent decisions, all approved" concurrent 12 git status
+ok "exec: 12 concurrent decisions, all approved" concurrent 12 kubectl get pods
 ok "exec: audit chain verifies" audit_verify
 execd_stop
 
@@ -177,7 +172,7 @@ conf "backend = exec" "exec_program = $T/policy/exec-policy-noread.py" "exec_tim
 execd_start
 expect_allowed "exec: a program that does not read a 150 kB request still decides" echo "$(head -c 150000 /dev/zero | tr '\0' x)"
 ok "exec: the daemon survived the broken pipe" kill -0 "$EXECD_PID"
-expect_allowed "exec: ... and keeps serving" git status
+expect_allowed "exec: ... and keeps serving" kubectl get pods
 execd_stop
 
 conf "backend = exec" "exec_program = $T/policy/nope.py"
@@ -202,28 +197,28 @@ conf "backend = webhook" "webhook_url = http://127.0.0.1:$PORT/decide" \
 	"webhook_poll_ms = 100" "decision_timeout_ms = 2000"
 check_ok "webhook: --check accepts the configuration"
 execd_start
-expect_allowed "webhook: git status approved" git status
+expect_allowed "webhook: kubectl get approved" kubectl get pods
 ok "webhook: the bearer token was sent" grep -q '"token_ok": true' "$T/webhook.log"
-ok "webhook: the request carried the parsed subcommand" grep -q '"subcommand": \["status"\]' "$T/webhook.log"
+ok "webhook: the request carried the parsed subcommand" grep -q '"subcommand": \["get"\]' "$T/webhook.log"
 ok "webhook: the bearer token is never logged" no_secret_logged s3cr3t-bearer
 expect_denied "webhook: echo denied with the service's reason" "webhook denies" echo hi
 REASON="env" run printenv GH_TOKEN
 check "webhook: credentials reach the command" "$OUT" = ghs_webhooksecret789
 ok "webhook: credentials never in the audit log or the daemon's log" no_secret_logged ghs_webhooksecret789
-REASON=pending expect_allowed "webhook: pending, polled, then approved" git status
+REASON=pending expect_allowed "webhook: pending, polled, then approved" kubectl get pods
 ok "webhook: the decision was polled" grep -q '"method": "GET"' "$T/webhook.log"
-REASON=pending-deny expect_denied "webhook: pending then denied" "rejected after review" git status
-REASON=forever expect_denied "webhook: pending forever times out and denies" "decision_timeout_ms" git status
-REASON=malformed expect_denied "webhook: malformed answer denies" "not one complete JSON" git status
-REASON=duplicate expect_denied "webhook: a duplicate key (denied, then approved) denies" "duplicate key" git status
-REASON=slow expect_denied "webhook: an answer slower than webhook_timeout_ms denies" "timed out" git status
-REASON=error500 expect_denied "webhook: HTTP 500 denies" "HTTP error" git status
-REASON=redirect expect_denied "webhook: a redirect is not followed and denies" "redirect" git status
-REASON=huge expect_denied "webhook: an oversized answer denies" "too large" git status
+REASON=pending-deny expect_denied "webhook: pending then denied" "rejected after review" kubectl get pods
+REASON=forever expect_denied "webhook: pending forever times out and denies" "decision_timeout_ms" kubectl get pods
+REASON=malformed expect_denied "webhook: malformed answer denies" "not one complete JSON" kubectl get pods
+REASON=slow expect_denied "webhook: an answer slower than webhook_timeout_ms denies" "timed out" kubectl get pods
+REASON=error500 expect_denied "webhook: HTTP 500 denies" "HTTP error" kubectl get pods
+REASON=redirect expect_denied "webhook: a redirect is not followed and denies" "redirect" kubectl get pods
+REASON=huge expect_denied "webhook: an oversized answer denies" "too large" kubectl get pods
+REASON=duplicate expect_denied "webhook: a duplicate key (denied, then approved) denies" "duplicate key" kubectl get pods
 REASON=
-ok "webhook: 12 concurrent decisions, all approved" concurrent 12 git status
+ok "webhook: 12 concurrent decisions, all approved" concurrent 12 kubectl get pods
 stop_server
-expect_denied "webhook: an unreachable service denies" "approval service failed" git status
+expect_denied "webhook: an unreachable service denies" "approval service failed" kubectl get pods
 ok "webhook: audit chain verifies" audit_verify
 execd_stop
 
@@ -249,16 +244,16 @@ if [ "$tls_ok" = 1 ]; then
 	conf "backend = webhook" "webhook_url = https://127.0.0.1:$PORT/decide" \
 		"webhook_ca_file = $T/policy/ca.pem" "webhook_timeout_ms = 2000"
 	execd_start
-	expect_allowed "webhook: https with the service's CA approves" git status
+	expect_allowed "webhook: https with the service's CA approves" kubectl get pods
 	execd_stop
 	conf "backend = webhook" "webhook_url = https://127.0.0.1:$PORT/decide" "webhook_timeout_ms = 2000"
 	execd_start
-	expect_denied "webhook: https with an untrusted certificate denies" "SSL peer certificate" git status
+	expect_denied "webhook: https with an untrusted certificate denies" "SSL peer certificate" kubectl get pods
 	execd_stop
 	conf "backend = webhook" "webhook_url = https://localhost:$PORT/decide" \
 		"webhook_ca_file = $T/policy/ca.pem" "webhook_timeout_ms = 2000"
 	execd_start
-	expect_denied "webhook: https with a certificate for another name denies" "SSL peer certificate" git status
+	expect_denied "webhook: https with a certificate for another name denies" "SSL peer certificate" kubectl get pods
 	execd_stop
 	stop_server
 else

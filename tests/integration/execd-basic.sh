@@ -55,19 +55,9 @@ env_out=$(cd "$T/ws" && as_user env SECRET_IN_CLIENT=1 "$T/bin/sh" -c 'env' | so
 check "the command's environment is the allowlist, not the client's" \
 	"$(echo "$env_out" | grep -c SECRET_IN_CLIENT)" -eq 0
 check "PATH is fixed by the daemon" "$(echo "$env_out" | grep '^PATH=')" = "PATH=/usr/local/bin:/usr/bin:/bin"
-for v in GIT_PAGER=cat GIT_EDITOR=false PAGER=cat EDITOR=false VISUAL=false LESSSECURE=1 GIT_TERMINAL_PROMPT=0; do
+for v in PAGER=cat EDITOR=false VISUAL=false LESSSECURE=1; do
 	check "no pager, editor or prompt on the host: $v" "$(echo "$env_out" | grep -c "^$v\$")" -eq 1
 done
-
-# On a terminal, git would start its pager (less runs `!cmd`) on the host.
-R=$T/ws/repo
-mkdir "$R" && chown "$EXECD_USER:" "$R"
-"${RUN_AS[@]}" env -i HOME="$T/home" sh -c "cd '$R' && git init -q && git -c user.name=t \
-	-c user.email=t@t commit -q --allow-empty -m first-commit && git config core.pager 'less -+F'"
-st=0
-out=$(cd "$R" && as_user timeout 20 script -qec "$T/bin/git log" /dev/null) || st=$?
-check "git log on a terminal: no pager on the host (repo core.pager overridden)" "$st" -eq 0
-check "... the log reached the terminal" "$(echo "$out" | grep -c first-commit)" -eq 1
 
 n_before=$(audit_count)
 st=0

@@ -10,6 +10,7 @@ tap_require_root
 execd_reexec_in_ns "$@"
 execd_setup
 CLI=$SOURCE_DIR/bin/code-sandbox
+stage_vars "$T/prog" CLI || exit 1
 mkdir -p "$T/xdg" "$T/home/.config/code-sandbox"
 chmod 700 "$T/xdg"
 chown -R "$EXECD_USER:" "$T/xdg" "$T/home"

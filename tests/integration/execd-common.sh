@@ -3,8 +3,11 @@
 # The daemon and its clients run as an unprivileged user (nobody, as "the
 # user" whose credentials the daemon would hold) from a private temp dir; the
 # whole test runs in fresh pid and mount namespaces so nothing outlives it.
+# nobody may not reach the build directory (a checkout under a 0700 home):
+# execd_setup copies the daemon, the wrapper and the raw client into $T/prog
+# and points EXECD, WRAPPER and RAWCLIENT at the copies (tests/support/stage.sh).
 #   execd_reexec_in_ns "$@"   # first line after tap_require_root
-#   execd_setup               # temp dir, wrapper links, as_user
+#   execd_setup               # temp dir, staged programs, wrapper links, as_user
 #   execd_conf [extra lines]  # writes $T/execd.conf (allow_all by default)
 #   execd_start / execd_stop / execd_kill9
 # shellcheck disable=SC2034
@@ -16,6 +19,8 @@ WRAPPER=$BUILD_DIR/wrappers/sandbox-exec
 RAWCLIENT=$SOURCE_DIR/tests/support/execd-rawclient.py
 EXECD_USER=nobody
 EXECD_PID=
+# shellcheck source=tests/support/stage.sh
+. "$SOURCE_DIR/tests/support/stage.sh"
 RUN_AS=(setpriv --reuid="$(id -u "$EXECD_USER")" --regid="$(id -g "$EXECD_USER")" --clear-groups)
 
 execd_reexec_in_ns() {
@@ -33,10 +38,11 @@ execd_setup() {
 	T=$(mktemp -d /tmp/cs-execd-$$-XXXXXX)
 	chmod 755 "$T"
 	trap execd_cleanup EXIT
+	stage_vars "$T/prog" EXECD WRAPPER RAWCLIENT || exit 1
 	mkdir -p "$T/ws/sub" "$T/run" "$T/state" "$T/bin" "$T/home" "$T/outside" "$T/work"
 	chmod 700 "$T/run" "$T/work"
 	chown -R "$EXECD_USER:" "$T/ws" "$T/run" "$T/state" "$T/home" "$T/outside" "$T/work"
-	for t in echo sh true sleep git cat nope; do ln -s "$WRAPPER" "$T/bin/$t"; done
+	for t in echo sh true sleep cat nope; do ln -s "$WRAPPER" "$T/bin/$t"; done
 	SOCK=$T/run/execd.sock
 	TOKEN=$T/run/token
 	AUDIT=$T/state/audit.jsonl
@@ -46,7 +52,7 @@ execd_conf() { # execd_conf [LINE...]: defaults for backend and timeout unless g
 	{
 		printf '%s\n' "audit_log = $AUDIT" "socket = $SOCK" \
 			"tool echo = /bin/echo" "tool sh = /bin/sh" "tool true = /bin/true" \
-			"tool sleep = /bin/sleep" "tool git = /usr/bin/git" "tool cat = /bin/cat" \
+			"tool sleep = /bin/sleep" "tool cat = /bin/cat" \
 			"map $T/ws = $T/ws"
 		printf '%s\n' "$@"
 		case " $* " in *"backend ="*) ;; *) echo "backend = allow_all" ;; esac

@@ -176,10 +176,16 @@ execd_conf "tool bad = /nonexistent/tool"
 st=0
 "$EXECD" --config "$T/execd.conf" --check >"$T/out" 2>"$T/err" || st=$?
 check "--check: a missing tool binary fails" "$st" -ne 0
+execd_conf "tool git = /usr/bin/git"
+st=0
+"$EXECD" --config "$T/execd.conf" --check >"$T/out" 2>"$T/err" || st=$?
+check "--check: a 'tool git' line fails (git goes through the relay, never host git on the workspace)" \
+	"$st" -ne 0
+check "... naming the relay" "$(grep -c "tool 'git' is not supported" "$T/err")" -eq 1
 execd_conf "bogus = 1"
 st=0
 "$EXECD" --config "$T/execd.conf" --check >"$T/out" 2>"$T/err" || st=$?
-check "--check: an unknown key names file:line" "$(grep -c "execd.conf:10: unknown key 'bogus'" "$T/err")" -eq 1
+check "--check: an unknown key names file:line" "$(grep -c "execd.conf:9: unknown key 'bogus'" "$T/err")" -eq 1
 execd_conf
 ok "--check: a good configuration passes and prints it" eval '"$EXECD" --config "$T/execd.conf" --check >"$T/out" 2>&1'
 check "... with tools checked (executed at the configured path)" "$("$EXECD" --config "$T/execd.conf" --check | grep -c "^tool sh = /bin/sh   # executed at this path, argv\[0\] 'sh'")" -eq 1
@@ -204,7 +210,9 @@ activation_test() { # activation_test NAME HELPER...
 	execd_stop
 	check "$name: the socket (systemd's) stays, the token goes" "$(find "$T/run" -mindepth 1)" = "$SOCK"
 }
-activation_test "socket-activate.py" python3 "$SOURCE_DIR/tests/support/socket-activate.py" "$SOCK"
+ACTIVATE=$SOURCE_DIR/tests/support/socket-activate.py
+stage_vars "$T/prog" ACTIVATE || exit 1 # runs as the user
+activation_test "socket-activate.py" python3 "$ACTIVATE" "$SOCK"
 if command -v systemd-socket-activate >/dev/null; then
 	activation_test "systemd-socket-activate" systemd-socket-activate -l "$SOCK" --
 else

@@ -25,10 +25,14 @@ for tool in ip nft dnsmasq socat dig setpriv "$FW_INSTALL" "$FW_PROBE"; do
 		exit 77
 	fi
 done
-trap simnet_down EXIT
+# shellcheck source=tests/support/stage.sh
+. "$SOURCE_DIR/tests/support/stage.sh"
+trap 'simnet_down; stage_cleanup' EXIT
+# The agent's uid may not reach the build directory: it runs a copy.
+stage_dir STAGE cs-fw-egress && stage_vars "$STAGE" FW_PROBE || exit 1
 AGENT_UID=1000
 
-if ! simnet_up "cs-fwegress-$$"; then
+if ! simnet_up "${SIMNET_PREFIX:-cs}-fwegress-$$"; then
 	echo "1..0 # SKIP simnet_up failed"
 	exit 77
 fi
@@ -191,6 +195,16 @@ ok "install with only unresolvable names succeeds" install "$AL.3"
 ok "default deny installed: blocked host refused" probe_fast ECONNREFUSED tcp "$B4" 443
 ok "default deny installed: allowed-before host refused" probe_fast ECONNREFUSED tcp "$A4" 443
 check "output policy is drop" "$(sbx nft list chain inet code_sandbox output | grep -c 'policy drop')" = 1
+
+# ---- a name resolving to an address the file opens on one port ----
+# ('special', :8080) does not open that address on the name's port (443).
+quiet sbx nft delete table inet code_sandbox
+simnet_dns_set hop.allowed.test "$SIMNET_SIM_V4" || exit 1
+printf 'hop.allowed.test\n%s:8080 special\n' "$SIMNET_SIM_V4" >"$AL.5"
+ok "install with hop.allowed.test and $SIMNET_SIM_V4:8080 special" install "$AL.5"
+hop=$(sbx nft list set inet code_sandbox allow_v4)
+ok "$SIMNET_SIM_V4 . 8080 is open (the file's entry)" grep -qF "$SIMNET_SIM_V4 . 8080" <<<"$hop"
+nok "$SIMNET_SIM_V4 . 443 is not admitted through hop.allowed.test" grep -qF "$SIMNET_SIM_V4 . 443" <<<"$hop"
 
 # ---- a broken allowlist stops the start and changes nothing ----
 quiet sbx nft delete table inet code_sandbox

@@ -11,6 +11,8 @@
 #     back with the next lookup;
 #   - an allowed name answered with 169.254.169.254 (or a private address)
 #     is stripped from the answer and stays blocked;
+#   - an address the file opens on one port ('special') is not opened on
+#     the name entry's ports when an allowed name is answered with it;
 #   - non-address types of allowed names (TXT: tunnelling) never go upstream;
 #   - malformed queries and too many TCP connections do not hurt the gate;
 #     pipelined TCP queries are answered in order, idle connections closed;
@@ -36,14 +38,18 @@ for tool in ip nft dnsmasq socat dig setpriv getent "$PYTHON" "$GATE_RUN" "$FW_P
 		exit 77
 	fi
 done
-trap simnet_down EXIT
+# shellcheck source=tests/support/stage.sh
+. "$SOURCE_DIR/tests/support/stage.sh"
+trap 'simnet_down; stage_cleanup' EXIT
+# The agent's uid may not reach the build directory: it runs a copy.
+stage_dir STAGE cs-fw-gate-dns && stage_vars "$STAGE" FW_PROBE || exit 1
 AGENT_UID=1000
 TABLE=cs_gate_test
 # Upstream answers carry TTL 1; the gate is started with a 3 s floor and a
 # 2 s grace, so an admitted address lives 5 s (production: 30 s + 30 s).
 export SIMNET_DNS_TTL=1
 
-if ! simnet_up "cs-fwgate-$$"; then
+if ! simnet_up "${SIMNET_PREFIX:-cs}-fwgate-$$"; then
 	echo "1..0 # SKIP simnet_up failed"
 	exit 77
 fi
@@ -56,6 +62,12 @@ simnet_dns_set repoint.allowed.test "$C4" || exit 1
 simnet_dns_set expire.allowed.test "$D4" || exit 1
 simnet_dns_set meta.allowed.test 169.254.169.254 || exit 1
 simnet_dns_set private.allowed.test 10.1.2.3 "$A4" || exit 1
+# sim's own address on the link (the sandbox's next hop, private): the
+# allowlist opens it on port 8080 only, with 'special'.
+simnet_dns_set hop.allowed.test "$SIMNET_SIM_V4" || exit 1
+simnet_spawn "$SIMNET_SIM" "$SIMNET_DIR/hop443.log" socat "TCP4-LISTEN:443,bind=$SIMNET_SIM_V4,reuseaddr,fork" SYSTEM:'echo hop'
+# shellcheck disable=SC2016 # expanded by the inner bash
+simnet_poll 5 bash -c '[ -n "$(ip netns exec "$1" ss -Hltn "src $2 and sport = :443")" ]' _ "$SIMNET_SIM" "$SIMNET_SIM_V4" || exit 1
 for l in "$A4 443" "$A6 443" "$B4 443" "$C4 443" "$D4 443" "$E4 443"; do
 	# shellcheck disable=SC2086
 	simnet_listen $l tcp || exit 1
@@ -64,7 +76,7 @@ done
 # Suffix entries only: nothing is resolved at start-up, so every address
 # below is admitted by the gate or not at all.
 AL=$SIMNET_DIR/allowlist
-printf '# fw-gate test allowlist\n.allowed.test\n' >"$AL"
+printf '# fw-gate test allowlist\n.allowed.test\n%s:8080 special\n' "$SIMNET_SIM_V4" >"$AL"
 RESOLV_OUT=$SIMNET_DIR/resolv.gate
 printf 'nameserver 192.0.2.99\nsearch example.org\n' >"$RESOLV_OUT"
 GATE_LOG=$SIMNET_DIR/gate.log
@@ -183,6 +195,15 @@ nok "169.254.169.254:443 stays blocked" reachable 169.254.169.254
 out=$(ask 127.0.0.1 private.allowed.test A)
 check "private.allowed.test keeps only its public address" "$(answers <<<"$out" | tr '\n' ' ')" = "$A4 "
 nok "10.1.2.3 is not in allow_v4" in_set allow_v4 10.1.2.3
+# An address the file opens on one port ('special', :8080) is no licence for
+# the name entry's ports: an allowed name answered with it (rebinding) may
+# resolve there, but must not open it on 443.
+out=$(ask 127.0.0.1 hop.allowed.test A)
+check "hop.allowed.test: the named address is answered" "$(answers <<<"$out")" = "$SIMNET_SIM_V4"
+elems=$(simnet_exec_sbx nft list set inet "$TABLE" allow_v4 2>&1)
+ok "$SIMNET_SIM_V4 . 8080 is open (the file's entry)" grep -qF "$SIMNET_SIM_V4 . 8080" <<<"$elems"
+nok "$SIMNET_SIM_V4 . 443 is not admitted through the name" grep -qF "$SIMNET_SIM_V4 . 443" <<<"$elems"
+check "connecting to $SIMNET_SIM_V4:443 is blocked ($(probe tcp "$SIMNET_SIM_V4" 443))" "$(probe tcp "$SIMNET_SIM_V4" 443)" != ok
 
 # 7. Malformed input does not hurt the gate.
 agent "$PYTHON" - <<'EOF'

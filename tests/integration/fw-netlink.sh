@@ -18,6 +18,11 @@ for tool in unshare nft setpriv "$CHECK"; do
 		exit 77
 	fi
 done
+# shellcheck source=tests/support/stage.sh
+. "$SOURCE_DIR/tests/support/stage.sh"
+trap stage_cleanup EXIT
+# uid 1000 runs it below and may not reach the build directory: use a copy.
+stage_dir STAGE cs-fw-netlink && stage_vars "$STAGE" CHECK || exit 1
 T=cs_netlink_test
 
 # Everything runs in one child shell inside a new network namespace, which
@@ -74,7 +79,7 @@ check "all steps ran" "$TAP_N" -ge 14
 # Rootless: an unprivileged user in its own user and network namespace (as
 # under rootless podman) installs and verifies the same ruleset.
 tmp=$(mktemp -d /tmp/cs-fwnetlink.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp"; stage_cleanup' EXIT
 cp "$CHECK" "$tmp/nftsock-check"
 chmod 0755 "$tmp" "$tmp/nftsock-check"
 if setpriv --reuid 65534 --regid 65534 --clear-groups unshare --user --map-root-user --net true 2>/dev/null; then

@@ -28,7 +28,11 @@ for tool in ip nft dnsmasq socat dig setpriv /usr/bin/python3 "$FW_INSTALL" "$FW
 		exit 77
 	fi
 done
-trap simnet_down EXIT
+# shellcheck source=tests/support/stage.sh
+. "$SOURCE_DIR/tests/support/stage.sh"
+trap 'simnet_down; stage_cleanup' EXIT
+# The agent's uid may not reach the build directory: it runs a copy.
+stage_dir STAGE cs-fw-review && stage_vars "$STAGE" FW_PROBE || exit 1
 AGENT_UID=1000
 PYTHON=/usr/bin/python3
 if ! simnet_up "cs-fwreview-$$"; then

@@ -2,7 +2,8 @@
 # Fail closed and explain: --check prints the plan and changes nothing;
 # sandbox-init refuses to run outside PID 1 unless --test-subreaper (111);
 # bad options are 111; a failing step (unknown or malformed profile, no
-# devuser, bad ids) stops the start with one "sandbox-init: " line, a
+# devuser, bad ids, a missing capability) stops the start with one
+# "sandbox-init: " line, a
 # documented exit code, nothing changed, and the agent never started.
 set -uo pipefail
 # shellcheck source=../support/tap.sh
@@ -96,25 +97,57 @@ check "that home is re-owned to devuser" "$(stat -c %u:%g "$IE/home/alt")" = 100
 check "its settings are mirrored there" "$(stat -c %U:%a "$IE/home/alt/.claude/settings.json" 2>&1)" = root:444
 cp -a "$IE/out/passwd.keep" "$IE/etc/passwd"
 
-# A container started without a capability a step needs: that step fails
-# closed (never an agent with ids or capability sets half dropped).
+# A container started without a capability the run needs (a step's or the
+# loop's): checked before anything changes, one line naming it and the
+# engine option that grants it, exit 118, the agent never ran (never an
+# agent beside a PID 1 that kept its start-up capabilities).
 full_caps=$IE_CAPS
-IE_CAPS=${full_caps/,+setuid/} fails "no CAP_SETUID: privilege drop" 118 HOST_UID=1001 HOST_GID=1001 -- "$PROBE" report
-IE_CAPS=${full_caps/,+setgid/} fails "no CAP_SETGID: privilege drop" 118 HOST_UID=1001 HOST_GID=1001 -- "$PROBE" report
-IE_CAPS=${full_caps/,+setpcap/} fails "no CAP_SETPCAP (bounding set cannot be cleared)" 118 HOST_UID=1001 HOST_GID=1001 -- "$PROBE" report
-# Here the identity step before it has completed (passwd/group rewritten)
-# and the walk's stamp is invalidated first: owners and modes in the home
-# must be as they were.
-owners() { (cd "$IE/home" && find . ! -name .code-sandbox-owner -printf '%p %U:%G %m\n' | LC_ALL=C sort); }
-home_before=$(owners)
+for cap in kill setuid setgid setpcap chown dac_override net_admin net_bind_service; do
+	CAP=${cap^^}
+	IE_CAPS=${full_caps/,+$cap/} fails "no CAP_$CAP" 118 HOST_UID=1777 HOST_GID=1777 -- "$PROBE" report
+	check "no CAP_$CAP: the line names it and --cap-add=$CAP" \
+		"$(grep '^sandbox-init: ' "$IE/out/f.err")" = "sandbox-init: capabilities: missing CAP_$CAP (add --cap-add=$CAP)"
+done
+IE_CAPS=${full_caps/,+kill/}
+IE_CAPS=${IE_CAPS/,+net_admin/} fails "neither CAP_KILL nor CAP_NET_ADMIN" 118 HOST_UID=1001 HOST_GID=1001 -- "$PROBE" report
+check "both named in one line" "$(grep '^sandbox-init: ' "$IE/out/f.err")" = \
+	"sandbox-init: capabilities: missing CAP_KILL, CAP_NET_ADMIN (add --cap-add=KILL --cap-add=NET_ADMIN)"
+IE_CAPS=${full_caps/,+kill/}
+IE_NOT_PID1=1 fails "no CAP_KILL under --test-subreaper too" 118 HOST_UID=1001 HOST_GID=1001 -- --test-subreaper "$PROBE" report
+IE_CAPS=$full_caps
+# FOWNER is not needed (SECURITY.md).
 st=0
-IE_CAPS=${full_caps/,+chown/} initenv_run HOST_UID=1777 HOST_GID=1777 -- "$PROBE" report \
-	>"$IE/out/f.out" 2>"$IE/out/f.err" || st=$?
-check "no CAP_CHOWN with a home to re-own: exit 115 ($st)" "$st" -eq 115
-check "no CAP_CHOWN: one 'sandbox-init: ' line" "$(grep -c '^sandbox-init: ' "$IE/out/f.err")" -eq 1
-grep '^sandbox-init: ' "$IE/out/f.err" | head -n 1 | sed 's/^/#   /'
-check "no CAP_CHOWN: the agent never ran" ! -s "$IE/out/f.out"
-check "no CAP_CHOWN: owners and modes in /home unchanged" "$(owners)" = "$home_before"
+IE_CAPS=${full_caps/,+fowner/} initenv_run HOST_UID=1001 HOST_GID=1001 -- "$PROBE" exit 0 >/dev/null 2>"$IE/out/err" || st=$?
+check "without CAP_FOWNER the run starts ($st)" "$st" -eq 0
+
+# The allowlist (issue 10 item 4): too wide, special-purpose without the
+# marker, public suffixes: refused before anything changes (112); the
+# marker opens a special range and --check names it.
+al=$IE/etc/code-sandbox/allowlist
+cp -a "$al" "$IE/out/allowlist.keep"
+for bad in 0.0.0.0/0 ::/0 0.0.0.0 2.0.0.0/7 10.0.0.0/8 169.254.169.254:80 127.0.0.1:8080 100.64.0.0/16 \
+	fd00::/8 .co.uk '*.github.io' .s3.amazonaws.com; do
+	printf '%s\n' "$bad" >"$al"
+	fails "allowlist entry '$bad'" 112 HOST_UID=1001 HOST_GID=1001 -- --check "$PROBE" report
+	ok "allowlist entry '$bad': the reason names file, line and why" \
+		grep -qE "Invalid allowlist: /etc/code-sandbox/allowlist:1:[0-9]+: (prefix wider|0\.0\.0\.0/8 is not|:: is not|.*marker 'special'|suffix is a public suffix)" "$IE/out/f.err"
+	grep 'Invalid allowlist' "$IE/out/f.err" | sed 's/^/#   /'
+done
+cp -a "$IE/out/allowlist.keep" "$al"
+for bad in 0.0.0.0/0 ::/0 10.0.0.0/8 "169.254.169.254:80 special" .co.uk; do
+	fails "EXTRA_ALLOWED_DOMAINS='$bad'" 112 HOST_UID=1001 HOST_GID=1001 "EXTRA_ALLOWED_DOMAINS=$bad" -- "$PROBE" report
+done
+printf '198.51.100.1\n10.20.0.0/16:5432 special\n169.254.169.254:80\tspecial # metadata, on purpose\n' >"$al"
+st=0
+initenv_run HOST_UID=1001 HOST_GID=1001 -- --check "$PROBE" report >"$IE/out/plan" 2>"$IE/out/plan.err" || st=$?
+check "marked special ranges: --check exits 0 ($st)" "$st" -eq 0
+ok "--check names the private range opened" grep -q "^# special-purpose range opened: 10.20.0.0/16:5432 (private) by /etc/code-sandbox/allowlist:2 ('special')" "$IE/out/plan"
+ok "--check names the metadata address opened" grep -q "^# special-purpose range opened: 169.254.169.254:80 (cloud metadata) by /etc/code-sandbox/allowlist:3" "$IE/out/plan"
+grep '^# special' "$IE/out/plan" | sed 's/^/#   /'
+st=0
+initenv_run HOST_UID=1001 HOST_GID=1001 -- "$PROBE" exit 0 >/dev/null 2>"$IE/out/err" || st=$?
+check "marked special ranges: the run starts ($st)" "$st" -eq 0
+cp -a "$IE/out/allowlist.keep" "$al"
 
 # After all that, a normal start still works.
 st=0

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Identity: HOST_UID/HOST_GID become devuser's ids; an account already
-# holding them (the image's account at 1000:1000, cloudsdk here) moves to
-# free ids;
+# holding them (the image's account at 1000:1000, node in the fixture)
+# moves to free ids;
 # root's ids, privileged groups and malformed values are refused with exit
 # 112 and one "sandbox-init: " line, before anything changes.
 set -uo pipefail
@@ -12,8 +12,8 @@ tap_require_root
 . "$SOURCE_DIR/tests/support/init-env.sh"
 initenv_setup
 
-# The accounts holding 1000: cloudsdk on this machine; an image without
-# one gets a cloudsdk user and group added.
+# The accounts holding 1000: node in the fixture (tests/support/etc-fixture.sh);
+# an image without one gets a cloudsdk user and group added.
 vu=$(awk -F: '$3 == 1000 {print $1; exit}' "$IE/etc/passwd")
 if [ -z "$vu" ]; then
 	vu=cloudsdk
@@ -68,6 +68,7 @@ n_passwd=$(wc -l <"$IE/etc/passwd")
 n_group=$(wc -l <"$IE/etc/group")
 etc_names() { find "$IE/etc" -mindepth 1 -maxdepth 1 ! -name claude-code -printf '%f\n' | LC_ALL=C sort; }
 etc_names_before=$(etc_names)
+cp -a "$IE/etc/passwd" "$IE/out/passwd.before"
 out=$IE/out/collide
 st=0
 initenv_run HOST_UID=1000 HOST_GID=1000 -- "$PROBE" report >"$out" 2>"$out.err" || st=$?
@@ -89,7 +90,7 @@ check "collision: exactly one account holds uid 1000" "$(awk -F: '$3 == 1000' "$
 check "collision: exactly one group holds gid 1000" "$(awk -F: '$3 == 1000' "$IE/etc/group" | wc -l)" -eq 1
 check "collision: no uid is held twice" "$(cut -d: -f3 "$IE/etc/passwd" | sort | uniq -d | wc -l)" -eq 0
 check "collision: no gid is held twice" "$(cut -d: -f3 "$IE/etc/group" | sort | uniq -d | wc -l)" -eq 0
-check "collision: the moved uid was free in the image" "$(awk -F: -v u="$new_uid" '$3 == u' /etc/passwd | wc -l)" -eq 0
+check "collision: the moved uid was free in the image" "$(awk -F: -v u="$new_uid" '$3 == u' "$IE/out/passwd.before" | wc -l)" -eq 0
 check "collision: every other passwd line is byte-identical, in order" "$(others "$IE/etc/passwd")" = "$passwd_others"
 check "collision: every other group line is byte-identical, in order" "$(others "$IE/etc/group")" = "$group_others"
 check "collision: same number of accounts" "$(wc -l <"$IE/etc/passwd")" -eq "$n_passwd"

@@ -37,8 +37,19 @@ locked() { # locked LABEL PROFILE-FILE
 		"$(stat -c %F:%U:%G:%a "$local_" 2>&1)" = "regular file:root:root:444"
 }
 
+# repaired LABEL FILE WHAT: one warning line says FILE was repaired and
+# what was wrong with it (issue 10 item 5).
+repaired() {
+	local n
+	n=$(grep -c "warn: Repaired ${2#"$IE"} (was: " "$IE/out/err")
+	check "$1: one line says ${2#"$IE"} was repaired ($n)" "$n" -eq 1
+	ok "$1: it names '$3'" grep -q "warn: Repaired ${2#"$IE"} (was: .*$3" "$IE/out/err"
+}
+no_repairs() { nok "$1: no 'Repaired' line" grep -q 'Repaired' "$IE/out/err"; }
+
 start "first start (default profile)"
 locked "strict by default" "$strict"
+no_repairs "first start"
 for d in "$IE/etc/claude-code" "$IE/etc"; do
 	check "${d#"$IE"} is root-owned and not group/other-writable ($(stat -c %U:%a "$d"))" \
 		"$(stat -c %U "$d"):$(($(stat -c 0%a "$d") & 022))" = root:0
@@ -69,12 +80,21 @@ rm -f "$user" && ln -s "$IE/out/victim" "$user"
 rm -f "$local_" && ln -s "$IE/out/victim" "$local_"
 start "settings replaced by symlinks"
 locked "symlinks replaced" "$strict"
+repaired "symlinks" "$user" "a symlink"
+repaired "symlinks" "$local_" "a symlink"
+grep 'Repaired' "$IE/out/err" | sed 's/^/#   /'
+start "a warm start after the repair"
+no_repairs "warm start"
 check "nothing was written through the symlinks" "$(sha256sum <"$IE/out/victim")" = "$victim_sum"
 
 chmod 0666 "$user" "$managed"
 chown 3100:3100 "$user" "$local_"
 start "settings chmod/chowned"
 locked "modes and owners restored" "$strict"
+repaired "chmod" "$managed" "mode 0666 (expected 0444)"
+repaired "chmod/chown" "$user" "owner 3100:3100 (expected root:root), mode 0666 (expected 0444)"
+repaired "chown" "$local_" "owner 3100:3100 (expected root:root)"
+grep 'Repaired' "$IE/out/err" | sed 's/^/#   /' 
 
 chmod 0644 "$user" "$managed"
 printf '{"permissions":{"defaultMode":"bypassPermissions"}}\n' >"$user"
@@ -82,10 +102,29 @@ printf '{"permissions":{"defaultMode":"bypassPermissions"}}\n' >"$managed"
 printf '{"permissions":{"allow":["Bash(*)"]}}\n' >"$local_"
 start "settings edited"
 locked "edits undone" "$strict"
+repaired "edited" "$managed" "mode 0644 (expected 0444), content differs ([0-9]* bytes, expected $(wc -c <"$strict"))"
+repaired "edited" "$user" "content differs"
+repaired "edited" "$local_" "content differs (38 bytes, expected 3)"
+grep 'Repaired' "$IE/out/err" | sed 's/^/#   /' 
+
+# The agent itself (owner of ~/.claude) swaps the files for a socket and a
+# FIFO: opening a socket fails (ENXIO) before any check ran, and the repair
+# must still name what was there, not pass in silence.
+ok "the agent replaces settings.json by a socket and settings.local.json by a FIFO" \
+	initenv_run HOST_UID=3100 HOST_GID=3100 -- /bin/sh -c 'cd /home/devuser/.claude &&
+		rm -f settings.json settings.local.json && mkfifo settings.local.json &&
+		exec python3 -c "import socket; socket.socket(socket.AF_UNIX).bind(\"settings.json\")"'
+check "settings.json is a socket now" "$(stat -c %F "$user" 2>&1)" = socket
+start "settings replaced by a socket and a FIFO"
+locked "socket and FIFO replaced" "$strict"
+repaired "socket" "$user" "a socket"
+repaired "FIFO" "$local_" "a FIFO"
+grep 'Repaired' "$IE/out/err" | sed 's/^/#   /'
 
 rm -f "$user" "$local_" "$managed"
 start "settings deleted"
 locked "deleted files re-installed" "$strict"
+no_repairs "deleted files (installed, not repaired)"
 
 rm -rf "$IE/home/devuser/.claude"
 mkdir "$IE/out/evil-dir"
@@ -95,11 +134,14 @@ start "the .claude dir replaced by a symlink to another directory"
 check "the .claude dir is a real directory again" "$(stat -c %F "$IE/home/devuser/.claude")" = directory
 locked "the .claude dir symlink" "$strict"
 check "nothing was written into the symlink's target" "$(find "$IE/out/evil-dir" -mindepth 1 | wc -l)" -eq 0
+# The agent can do this one itself (it owns its home): not silently either.
+repaired "the .claude symlink" "$IE/home/devuser/.claude" "a symlink"
 
 rm -rf "$IE/home/devuser/.claude"
 printf 'not a dir\n' >"$IE/home/devuser/.claude"
 start "the .claude dir replaced by a file"
 locked "the .claude dir file" "$strict"
+repaired "the .claude file" "$IE/home/devuser/.claude" "not a directory"
 
 # The managed-settings directory itself tampered with: writable by others,
 # owned by devuser, a plain file, a symlink to a directory devuser owns.
@@ -112,19 +154,23 @@ dir_ok() { # dir_ok LABEL
 chmod 0777 "$dir"
 start "/etc/claude-code world-writable"
 dir_ok "world-writable directory"
+repaired "world-writable directory" "$dir" "mode 0777 (expected 0755)"
 chown 3100:3100 "$dir"
 start "/etc/claude-code owned by devuser"
 dir_ok "devuser-owned directory"
+repaired "devuser-owned directory" "$dir" "owner 3100:3100 (expected 0:0)"
 rm -rf "$dir"
 printf 'x\n' >"$dir"
 start "/etc/claude-code a plain file"
 dir_ok "plain file"
+repaired "plain file" "$dir" "not a directory"
 rm -rf "$dir"
 mkdir "$IE/out/evil-etc"
 chown 3100:3100 "$IE/out/evil-etc"
 ln -s "$IE/out/evil-etc" "$dir"
 start "/etc/claude-code a symlink to a devuser directory"
 dir_ok "symlinked directory"
+repaired "symlinked directory" "$dir" "a symlink"
 check "nothing was written into that symlink's target" "$(find "$IE/out/evil-etc" -mindepth 1 | wc -l)" -eq 0
 
 # A profile that is not in the image: refused before anything changes.

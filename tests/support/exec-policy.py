@@ -2,7 +2,7 @@
 """A real policy program for sandbox-execd's exec backend (tests).
 
 Reads the request JSON on stdin and writes one decision on stdout. It
-approves `git status`, `git log` and `true`, and denies everything else, with
+approves `git status`, `git log`, `kubectl get` and `true`, and denies everything else, with
 a reason. Misbehaviour for the tests is chosen by the request's own reason
 (SANDBOX_REASON), so one program covers every case:
 
@@ -25,7 +25,7 @@ import signal
 import sys
 import time
 
-APPROVED = {("git", "status"), ("git", "log"), ("true", None)}
+APPROVED = {("git", "status"), ("git", "log"), ("kubectl", "get"), ("true", None)}
 
 
 def answer(obj):

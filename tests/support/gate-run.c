@@ -8,8 +8,10 @@
  *
  *   gate-run [--allowlist FILE] [--resolv-conf FILE] [--table NAME]
  *            [--port N] [--write-resolv-conf FILE] [--no-nflog]
- *            [--test-ttl-floor S] [--test-ttl-grace S] [--teardown]
+ *            [--test-ttl-floor S] [--test-ttl-grace S] [--test-dyn-caps N,M] [--teardown]
  *
+ * --test-dyn-caps N,M lowers the gate's caps on live admitted addresses
+ * (N per name, M in all).
  * --test-ttl-floor/--test-ttl-grace shorten FW_TTL_FLOOR_S/FW_TTL_GRACE_S
  * (through gate_config.test_ttl) so that expiry is observable in a test;
  * without them the production defaults apply. */
@@ -99,13 +101,13 @@ static void print_stats(const struct gate *g, const struct nflog *nl)
 		nflog_get_stats(nl, &ns);
 	printf("gate-stats queries=%llu forwarded=%llu answered=%llu refused=%llu nodata=%llu "
 	       "malformed=%llu upstream_errors=%llu overload=%llu admitted=%llu admit_errors=%llu "
-	       "rebinding=%llu blocked_packets=%llu blocked_lines=%llu blocked_kernel=%llu\n",
+	       "rebinding=%llu capped=%llu blocked_packets=%llu blocked_lines=%llu blocked_kernel=%llu\n",
 	       (unsigned long long)s.queries, (unsigned long long)s.forwarded,
 	       (unsigned long long)s.answered, (unsigned long long)s.refused,
 	       (unsigned long long)s.nodata, (unsigned long long)s.malformed,
 	       (unsigned long long)s.upstream_errors, (unsigned long long)s.overload,
 	       (unsigned long long)s.admitted, (unsigned long long)s.admit_errors,
-	       (unsigned long long)s.rebinding, (unsigned long long)ns.packets,
+	       (unsigned long long)s.rebinding, (unsigned long long)s.capped, (unsigned long long)ns.packets,
 	       (unsigned long long)ns.printed, (unsigned long long)ns.kernel);
 	fflush(stdout);
 }
@@ -121,11 +123,12 @@ int main(int argc, char **argv)
 		{"no-nflog", no_argument, NULL, 'N'},
 		{"test-ttl-floor", required_argument, NULL, 'F'},
 		{"test-ttl-grace", required_argument, NULL, 'G'},
+		{"test-dyn-caps", required_argument, NULL, 'C'},
 		{"teardown", no_argument, NULL, 'T'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *allowlist = NULL, *resolv = NULL, *table = NULL, *resolv_out = NULL;
-	unsigned long port = 0, floor_s = 0, grace_s = 0;
+	unsigned long port = 0, floor_s = 0, grace_s = 0, cap_name = 0, cap_total = 0;
 	bool use_nflog = true, test_ttl = false, teardown = false;
 	struct firewall_config c = {0};
 	struct firewall *fw = NULL;
@@ -167,6 +170,17 @@ int main(int argc, char **argv)
 				return EXIT_INIT_USAGE;
 			test_ttl = true;
 			break;
+		case 'C': {
+			char *comma = strchr(optarg, ',');
+
+			if (!comma)
+				return EXIT_INIT_USAGE;
+			*comma = '\0';
+			if (parse_uint(optarg, GATE_DYN_MAX_PER_NAME, &cap_name) < 0 ||
+			    parse_uint(comma + 1, GATE_DYN_MAX_TOTAL, &cap_total) < 0)
+				return EXIT_INIT_USAGE;
+			break;
+		}
 		case 'T':
 			teardown = true;
 			break;
@@ -199,6 +213,8 @@ int main(int argc, char **argv)
 		.test_ttl = test_ttl,
 		.test_ttl_floor_s = (uint32_t)floor_s,
 		.test_ttl_grace_s = (uint32_t)grace_s,
+		.test_dyn_max_per_name = cap_name,
+		.test_dyn_max_total = cap_total,
 	};
 	r = gate_new(&gc, &g);
 	if (r < 0) {

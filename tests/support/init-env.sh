@@ -4,8 +4,10 @@
 # Builds a throwaway "image" and runs sandbox-init in it as PID 1 of fresh
 # pid, mount and network namespaces, the way a container would:
 #
-#   $IE/etc        copy of the host's /etc plus a devuser account (1001:1001,
-#                  home /home/devuser), a docker group and fixture profiles
+#   $IE/etc        a minimal image-like /etc (tests/support/etc-fixture.sh:
+#                  root, daemon, nobody, node at 1000, the privileged groups;
+#                  nothing from the host's accounts) plus a devuser account
+#                  (1001:1001, home /home/devuser) and fixture profiles
 #                  /etc/code-sandbox/profiles/{strict,permissive}.json
 #   $IE/home       /home, with devuser's home owned 1001:1001
 #   $IE/workspace  /workspace, owned 1001:1001
@@ -49,11 +51,13 @@
 #               started from a background job or by nohup
 : "${BUILD_DIR:?BUILD_DIR must name the meson build directory}"
 : "${SOURCE_DIR:?SOURCE_DIR must name the source tree}"
+# shellcheck source=tests/support/etc-fixture.sh
+. "$SOURCE_DIR/tests/support/etc-fixture.sh"
 
 INIT_BIN=${INIT_BIN:-$BUILD_DIR/init/sandbox-init}
 IE_DEV_UID=1001
 IE_DEV_GID=1001
-IE_DOCKER_GID=990
+IE_DOCKER_GID=$ETCFIXTURE_DOCKER_GID
 # What the container grants PID 1 (docker-compose.yml's cap_add).
 IE_CAPS=-all,+chown,+dac_override,+fowner,+setuid,+setgid,+setpcap,+kill,+net_admin,+net_bind_service
 IE_UNSHARE_PID=
@@ -83,13 +87,11 @@ initenv_setup() {
 	IE=$(mktemp -d /tmp/cs-init-test.XXXXXX)
 	trap initenv_cleanup EXIT
 	chmod 0755 "$IE"
-	cp -a /etc "$IE/etc"
-	rm -rf "$IE/etc/claude-code"
+	etcfixture_build "$IE/etc" || exit 1
 	printf 'devuser:x:%d:%d:devuser:/home/devuser:/bin/bash\n' "$IE_DEV_UID" "$IE_DEV_GID" >>"$IE/etc/passwd"
 	printf 'devuser:x:%d:\n' "$IE_DEV_GID" >>"$IE/etc/group"
-	grep -q '^docker:' "$IE/etc/group" || printf 'docker:x:%d:\n' "$IE_DOCKER_GID" >>"$IE/etc/group"
-	[ -f "$IE/etc/shadow" ] && printf 'devuser:!:20000:0:99999:7:::\n' >>"$IE/etc/shadow"
-	[ -f "$IE/etc/gshadow" ] && printf 'devuser:!::\n' >>"$IE/etc/gshadow"
+	printf 'devuser:!:20000:0:99999:7:::\n' >>"$IE/etc/shadow"
+	printf 'devuser:!::\n' >>"$IE/etc/gshadow"
 	mkdir -p "$IE/etc/code-sandbox/profiles"
 	cat >"$IE/etc/code-sandbox/profiles/strict.json" <<-'EOF'
 		{

@@ -23,6 +23,9 @@
  *                            SIGTERM it gets in FILE (or ignores it), then
  *                            exits 7
  *   probe exit N | kill-self SIGNAL | sleep [SECONDS] | now
+ *   probe pid1-caps          first thing after exec: PID 1's capability
+ *                            sets as it holds them at that moment
+ *                            (pid1_CapPrm=..., pid1_CapEff=..., pid1_CapBnd=...)
  *
  * Expectations (probe syscalls --expect):
  *   blocked      the filter must answer EPERM, and the arguments are
@@ -427,6 +430,75 @@ static long call_x32_unshare(void)
 	return syscall(__X32_SYSCALL_BIT | PROBE_X32_UNSHARE, CLONE_NEWUSER);
 }
 
+/* Setuid/setgid bits on a file the caller owns (in /tmp): allowed without
+ * the filter, for the owner (setgid: the file's group is the caller's). */
+static char mode_path[64];
+static int mode_file(bool create)
+{
+	(void)snprintf(mode_path, sizeof(mode_path), "/tmp/cs-probe-mode.%d", (int) getpid());
+	(void)unlink(mode_path);
+	return create ? open(mode_path, O_CREAT | O_WRONLY | O_EXCL, 0644) : -1;
+}
+static long mode_done(long r)
+{
+	int e = errno;
+
+	(void)unlink(mode_path);
+	errno = e;
+	return r;
+}
+static long call_chmod_setuid(void) { (void)mode_file(true); return mode_done(syscall(SYS_chmod, mode_path, 04755)); }
+static long call_chmod_setgid(void) { (void)mode_file(true); return mode_done(syscall(SYS_chmod, mode_path, 02755)); }
+static long call_chmod_plain(void) { (void)mode_file(true); return mode_done(syscall(SYS_chmod, mode_path, 01755)); }
+static long call_fchmod_setuid(void) { return mode_done(syscall(SYS_fchmod, mode_file(true), 04755)); }
+static long call_fchmod_plain(void) { return mode_done(syscall(SYS_fchmod, mode_file(true), 0700)); }
+static long call_fchmodat_setgid(void)
+{
+	(void)mode_file(true);
+	return mode_done(syscall(SYS_fchmodat, AT_FDCWD, mode_path, 02755));
+}
+/* fchmodat2 (Linux 6.6): ENOSYS without the filter on older kernels. */
+static long call_fchmodat2_setuid(void)
+{
+	(void)mode_file(true);
+	return mode_done(syscall(452, AT_FDCWD, mode_path, 04755, 0));
+}
+static long call_open_creat_setuid(void)
+{
+	(void)mode_file(false);
+	return mode_done(syscall(SYS_open, mode_path, O_CREAT | O_WRONLY | O_EXCL, 04755));
+}
+static long call_openat_creat_setgid(void)
+{
+	(void)mode_file(false);
+	return mode_done(syscall(SYS_openat, AT_FDCWD, mode_path, O_CREAT | O_WRONLY | O_EXCL, 02755));
+}
+static long call_openat_creat_plain(void)
+{
+	(void)mode_file(false);
+	return mode_done(syscall(SYS_openat, AT_FDCWD, mode_path, O_CREAT | O_WRONLY | O_EXCL, 0755));
+}
+/* An unnamed file in /tmp (linkat() would give it a name). */
+static long call_openat_tmpfile_setuid(void) { return syscall(SYS_openat, AT_FDCWD, "/tmp", O_TMPFILE | O_WRONLY, 04755); }
+static long call_creat_setuid(void) { (void)mode_file(false); return mode_done(syscall(SYS_creat, mode_path, 04755)); }
+static long call_mknod_setuid(void)
+{
+	(void)mode_file(false);
+	return mode_done(syscall(SYS_mknod, mode_path, S_IFREG | 04755, 0));
+}
+static long call_mknodat_setgid(void)
+{
+	(void)mode_file(false);
+	return mode_done(syscall(SYS_mknodat, AT_FDCWD, mode_path, S_IFREG | 02755, 0));
+}
+/* openat2's mode is in memory: refused as a whole (ENOSYS). */
+static long call_openat2(void)
+{
+	uint64_t how[3] = {O_RDONLY, 0, 0};
+
+	return syscall(437, AT_FDCWD, "/", how, sizeof(how));
+}
+
 static void *thread_main(void *arg)
 {
 	return arg;
@@ -528,6 +600,21 @@ static const struct syscall_case syscall_cases[] = {
 	{ "socket_inet_stream", EXPECT_ALLOWED, call_socket_inet_stream },
 	{ "socket_inet6_dgram", EXPECT_ALLOWED, call_socket_inet6_dgram },
 	{ "socket_unix", EXPECT_ALLOWED, call_socket_unix },
+	{ "chmod_setuid", EXPECT_BLOCKED, call_chmod_setuid },
+	{ "chmod_setgid", EXPECT_BLOCKED, call_chmod_setgid },
+	{ "chmod_sticky", EXPECT_ALLOWED, call_chmod_plain },
+	{ "fchmod_setuid", EXPECT_BLOCKED, call_fchmod_setuid },
+	{ "fchmod_plain", EXPECT_ALLOWED, call_fchmod_plain },
+	{ "fchmodat_setgid", EXPECT_BLOCKED, call_fchmodat_setgid },
+	{ "fchmodat2_setuid", EXPECT_BLOCKED, call_fchmodat2_setuid },
+	{ "open_creat_setuid", EXPECT_BLOCKED, call_open_creat_setuid },
+	{ "openat_creat_setgid", EXPECT_BLOCKED, call_openat_creat_setgid },
+	{ "openat_creat_plain", EXPECT_ALLOWED, call_openat_creat_plain },
+	{ "openat_tmpfile_setuid", EXPECT_BLOCKED, call_openat_tmpfile_setuid },
+	{ "creat_setuid", EXPECT_BLOCKED, call_creat_setuid },
+	{ "mknod_setuid", EXPECT_BLOCKED, call_mknod_setuid },
+	{ "mknodat_setgid", EXPECT_BLOCKED, call_mknodat_setgid },
+	{ "openat2", EXPECT_BLOCKED_NOSYS, call_openat2 },
 };
 
 static void print_status(const char *name, int status)
@@ -1123,6 +1210,35 @@ static int cmd_kill_self(int argc, char **argv)
 	return 1;
 }
 
+/* Read before anything else the probe does: what PID 1 holds while the
+ * agent has just started. */
+static int cmd_pid1_caps(void)
+{
+	static const char *const keys[] = {"CapPrm:", "CapEff:", "CapBnd:"};
+	char buf[4096];
+	ssize_t n;
+	int fd = open("/proc/1/status", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	(void) close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = '\0';
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *p = strstr(buf, keys[i]);
+
+		if (!p)
+			return 1;
+		p += strlen(keys[i]);
+		while (*p == '\t' || *p == ' ')
+			p++;
+		printf("pid1_%.6s=%.16s\n", keys[i], p);
+	}
+	return 0;
+}
+
 static int cmd_sleep(int argc, char **argv)
 {
 	long seconds = PROBE_SLEEP_DEFAULT_S;
@@ -1148,9 +1264,11 @@ int main(int argc, char **argv)
 	(void) clock_gettime(CLOCK_REALTIME, &start);
 	if (argc < 2) {
 		fprintf(stderr, "usage: probe report|syscalls|workload|orphans|signals|"
-				"leave-behind|exit|kill-self|sleep|now ...\n");
+				"leave-behind|exit|kill-self|sleep|now|pid1-caps ...\n");
 		return 2;
 	}
+	if (strcmp(argv[1], "pid1-caps") == 0)
+		return cmd_pid1_caps();
 	(void) setvbuf(stdout, NULL, _IOLBF, 0);
 	if (strcmp(argv[1], "now") == 0) {
 		printf("now_us=%lld\n", (long long) start.tv_sec * 1000000LL + start.tv_nsec / 1000);

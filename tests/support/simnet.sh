@@ -27,6 +27,7 @@
 #   SIMNET_SLOW_V4                second sim address, where simnet_slowdns listens
 #   SIMNET_RESOLV                 resolv.conf naming sim's dnsmasq (bind-mount it)
 #   SIMNET_SLOW_RESOLV            resolv.conf naming the slow forwarder
+#   SIMNET_NSSWITCH               the machine's nsswitch.conf with "hosts: files dns"
 #   SIMNET_HOST_A4 SIMNET_HOST_A6 fake host "A" (198.51.100.10, 2001:db8::10)
 #   SIMNET_HOST_B4 SIMNET_HOST_B6 fake host "B" (198.51.100.20, 2001:db8::20)
 # Knobs read by simnet_up:
@@ -59,6 +60,7 @@
 #                                 SIMNET_SLOW_V4:53, forwarding to dnsmasq
 #   simnet_exec_sbx CMD...        run CMD inside sbx
 #   simnet_exec_sbx_resolv CMD... same, with SIMNET_RESOLV on /etc/resolv.conf
+#                                 and "hosts: files dns" in /etc/nsswitch.conf
 #   simnet_exec_sim CMD...        run CMD inside sim
 
 SIMNET_PIDS=()
@@ -81,11 +83,15 @@ simnet_exec_sbx() { ip netns exec "$SIMNET_SBX" "$@"; }
 
 # Like simnet_exec_sbx, with SIMNET_RESOLV (or RESOLV=FILE) bind-mounted on
 # /etc/resolv.conf. ip netns exec already runs CMD in a private mount
-# namespace, so the mount is gone when CMD exits.
+# namespace, so the mount is gone when CMD exits. The machine's nsswitch.conf
+# may send host lookups elsewhere first (systemd-resolved's "resolve",
+# mDNS), bypassing that resolv.conf: SIMNET_NSSWITCH, the same file with
+# "hosts: files dns", is bind-mounted over it.
 simnet_exec_sbx_resolv() {
-	# shellcheck disable=SC2016 # $0 and $@ belong to the inner sh
-	ip netns exec "$SIMNET_SBX" sh -c 'mount --bind "$0" /etc/resolv.conf && exec "$@"' \
-		"${RESOLV:-$SIMNET_RESOLV}" "$@"
+	# shellcheck disable=SC2016 # $0, $1 and $@ belong to the inner sh
+	ip netns exec "$SIMNET_SBX" sh -c 'mount --bind "$0" /etc/resolv.conf &&
+		{ [ ! -e /etc/nsswitch.conf ] || mount --bind "$1" /etc/nsswitch.conf; } && shift && exec "$@"' \
+		"${RESOLV:-$SIMNET_RESOLV}" "$SIMNET_NSSWITCH" "$@"
 }
 
 # Start a long-running program in a namespace in the background and remember
@@ -137,6 +143,12 @@ simnet_up() { # simnet_up PREFIX
 	SIMNET_SLOW_RESOLV="$SIMNET_DIR/resolv-slow.conf"
 	printf 'nameserver %s\n' "$SIMNET_SIM_V4" >"$SIMNET_RESOLV"
 	printf 'nameserver %s\n' "$SIMNET_SLOW_V4" >"$SIMNET_SLOW_RESOLV"
+	SIMNET_NSSWITCH="$SIMNET_DIR/nsswitch.conf"
+	{
+		grep -v '^[[:space:]]*hosts:' /etc/nsswitch.conf 2>/dev/null
+		echo 'hosts: files dns'
+	} >"$SIMNET_NSSWITCH"
+	chmod 0644 "$SIMNET_NSSWITCH"
 
 	if ! ip netns add "$SIMNET_SIM"; then
 		SIMNET_SIM=""

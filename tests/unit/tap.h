@@ -12,6 +12,7 @@
 #ifndef CS_TAP_H
 #define CS_TAP_H
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -150,8 +151,22 @@ int main(int argc, char **argv)
 			fflush(stdout);
 			_exit(tap_failed_in_child ? 1 : 0);
 		}
-		while (waitpid(pid, &status, 0) < 0)
-			;
+		/* Only EINTR is retried: any other error (ECHILD when SIGCHLD
+		 * is ignored) would repeat forever. */
+		bool reaped = true;
+
+		while (waitpid(pid, &status, 0) < 0) {
+			if (errno == EINTR)
+				continue;
+			reaped = false;
+			break;
+		}
+		if (!reaped) {
+			failed++;
+			printf("not ok %zu - %s (waitpid: %s)\n", n, t->name, strerror(errno));
+			fflush(stdout);
+			continue;
+		}
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 			printf("ok %zu - %s\n", n, t->name);
 		else if (WIFEXITED(status) && WEXITSTATUS(status) == TAP_EXIT_SKIP)

@@ -2,10 +2,13 @@
 /* firewall/allowlist_load.c: files, bundles from a directory, the
  * environment, size caps, non-regular files, --check output. Runs in a
  * private temporary directory, no root needed. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "allowlist_load.h"
@@ -309,3 +312,65 @@ TEST(shipped_files_load_with_every_bundle)
 	allowlist_free(&al);
 }
 #endif
+
+/* The kernel's own text: a default route via 198.51.100.1 (printed as the
+ * host-order number of the __be32, here for a little-endian machine) and
+ * one via 2001:db8:ffff::1. */
+static const char route_v4[] =
+	"Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
+	"eth0\t00000000\t016433C6\t0003\t0\t0\t0\t00000000\t0\t0\t0\n"
+	"eth0\t006433C6\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n";
+static const char route_v6[] =
+	"20010db8000000000000000000000000 20 00000000000000000000000000000000 00 "
+	"00000000000000000000000000000000 00000100 00000001 00000000 00000001     eth0\n"
+	"00000000000000000000000000000000 00 00000000000000000000000000000000 00 "
+	"20010db8ffff00000000000000000001 00000400 00000002 00000000 00000003     eth0\n";
+
+TEST(gateways_parse)
+{
+	struct netaddr_gateway gw[4];
+	size_t n = 0;
+	char a[INET6_ADDRSTRLEN];
+	uint32_t one = 1;
+
+	if (*(const uint8_t *)&one != 1)
+		SKIP("route text above is a little-endian machine's");
+	EXPECT_EQ(netaddr_parse_gateways(AF_INET, route_v4, strlen(route_v4), gw, &n, 4), 1);
+	EXPECT_EQ(netaddr_parse_gateways(AF_INET6, route_v6, strlen(route_v6), gw, &n, 4), 1);
+	/* each once */
+	EXPECT_EQ(netaddr_parse_gateways(AF_INET, route_v4, strlen(route_v4), gw, &n, 4), 0);
+	ASSERT_EQ(n, 2);
+	EXPECT_STREQ(inet_ntop(AF_INET, &gw[0].addr, a, sizeof(a)), "198.51.100.1");
+	EXPECT_STREQ(inet_ntop(AF_INET6, &gw[1].addr, a, sizeof(a)), "2001:db8:ffff::1");
+	EXPECT_EQ(netaddr_parse_gateways(AF_INET, "garbage\n\n", 9, gw, &n, 4), 0);
+}
+
+TEST(gateway_needs_the_marker)
+{
+	struct allowlist al = {0};
+	struct parse_error err = {0};
+	char r4[ALLOWLIST_MAX_PATH + 8], r6[ALLOWLIST_MAX_PATH + 8];
+	uint32_t one = 1;
+
+	if (*(const uint8_t *)&one != 1)
+		SKIP("route text above is a little-endian machine's");
+	setup("198.51.100.0/24\n");
+	(void)snprintf(r4, sizeof(r4), "%s/route", dir);
+	(void)snprintf(r6, sizeof(r6), "%s/route6", dir);
+	write_file(r4, route_v4);
+	write_file(r6, route_v6);
+	ASSERT_OK(allowlist_load(&al, path, bundles, NULL, &err));
+	EXPECT_ERR(allowlist_check_gateways(&al, r4, r6), EINVAL);
+	allowlist_free(&al);
+	/* The same entry with the marker, other entries, a missing file: fine. */
+	write_file(path, "198.51.100.0/24 special\n198.51.101.0/24\n[2001:db8:fffe::/48]:22\n");
+	ASSERT_OK(allowlist_load(&al, path, bundles, NULL, &err));
+	EXPECT_OK(allowlist_check_gateways(&al, r4, r6));
+	EXPECT_OK(allowlist_check_gateways(&al, "/nonexistent/route", NULL));
+	allowlist_free(&al);
+	write_file(path, "2001:db8:ffff::/48\n");
+	ASSERT_OK(allowlist_load(&al, path, bundles, NULL, &err));
+	EXPECT_ERR(allowlist_check_gateways(&al, r4, r6), EINVAL);
+	allowlist_free(&al);
+	teardown();
+}

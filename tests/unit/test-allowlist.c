@@ -30,7 +30,7 @@ struct bundle_def {
 	const char *name, *text;
 };
 static const struct bundle_def test_bundles[] = {
-	{"github", "github.com\n.githubusercontent.com  # comment\napi.github.com\n"},
+	{"github", "github.com\n.usercontent.example.com  # comment\napi.github.com\n"},
 	{"npm", "registry.npmjs.org\n"},
 	{"nested", "ok.example.com\n@npm\n"},
 	{"bad", "good.example.com\n\nbad-.example.com\n"},
@@ -92,13 +92,19 @@ static const struct valid_case valid_cases[] = {
 	{"198.51.100.0/24", ALLOWLIST_ADDR, "198.51.100.0/24", 443, 443},
 	{"198.51.100.0/24:80-81", ALLOWLIST_ADDR, "198.51.100.0/24:80-81", 80, 81},
 	{"198.51.100.7/32", ALLOWLIST_ADDR, "198.51.100.7", 443, 443},
-	{"0.0.0.0/0", ALLOWLIST_ADDR, "0.0.0.0/0", 443, 443},
+	{"8.0.0.0/8", ALLOWLIST_ADDR, "8.0.0.0/8", 443, 443},
+	{"10.0.0.0/8 special", ALLOWLIST_ADDR, "10.0.0.0/8", 443, 443},
+	{"169.254.169.254:80\tspecial", ALLOWLIST_ADDR, "169.254.169.254:80", 80, 80},
+	{"[fd00:ec2::254]:80 special  # metadata", ALLOWLIST_ADDR, "[fd00:ec2::254]:80", 80, 80},
+	{"198.51.100.1 special", ALLOWLIST_ADDR, "198.51.100.1", 443, 443},
+	{".foo.github.io", ALLOWLIST_NAME_SUFFIX, ".foo.github.io", 443, 443},
+	{"github.io", ALLOWLIST_NAME_EXACT, "github.io", 443, 443},
 	{"2001:db8::1", ALLOWLIST_ADDR, "2001:db8::1", 443, 443},
 	{"2001:DB8::/32", ALLOWLIST_ADDR, "2001:db8::/32", 443, 443},
 	{"[2001:db8::1]", ALLOWLIST_ADDR, "2001:db8::1", 443, 443},
 	{"[2001:db8::1]:8443", ALLOWLIST_ADDR, "[2001:db8::1]:8443", 8443, 8443},
 	{"[2001:db8::/48]:1-1024", ALLOWLIST_ADDR, "[2001:db8::/48]:1-1024", 1, 1024},
-	{"::/0", ALLOWLIST_ADDR, "::/0", 443, 443},
+	{"[2001:db8::/32]:22", ALLOWLIST_ADDR, "[2001:db8::/32]:22", 22, 22},
 	{"::ffff:198.51.100.1", ALLOWLIST_ADDR, "::ffff:198.51.100.1", 443, 443},
 };
 
@@ -716,7 +722,7 @@ TEST(contains_addresses_and_cidrs)
 	struct allowlist al = {0};
 
 	ASSERT_FALSE(contains(&al, "198.51.100.1"));
-	ASSERT_OK(parse_str(&al, "example.com\n198.51.100.7\n10.0.0.0/8\n172.16.0.0/12:22\n"
+	ASSERT_OK(parse_str(&al, "example.com\n198.51.100.7\n10.0.0.0/8 special\n172.16.0.0/12:22 special\n"
 				 "2001:db8::1\n2001:db8:1::/48\n2001:db8:2::/63\n",
 			     NULL));
 	EXPECT_TRUE(contains(&al, "198.51.100.7"));
@@ -736,9 +742,148 @@ TEST(contains_addresses_and_cidrs)
 	EXPECT_FALSE(allowlist_contains_addr(&al, AF_INET, NULL));
 	allowlist_free(&al);
 
-	ASSERT_OK(parse_str(&al, "0.0.0.0/0\n::/0\n", NULL));
+	/* Everything-entries no longer exist; a marked metadata address is
+	 * contained (the rebinding filter then lets it through). */
+	ASSERT_ERR(parse_str(&al, "0.0.0.0/0\n", NULL), EINVAL);
+	ASSERT_ERR(parse_str(&al, "::/0\n", NULL), EINVAL);
+	ASSERT_OK(parse_str(&al, "169.254.169.254:80 special\n[fd00:ec2::254]:80 special\n", NULL));
 	EXPECT_TRUE(contains(&al, "169.254.169.254"));
 	EXPECT_TRUE(contains(&al, "fd00:ec2::254"));
+	EXPECT_FALSE(contains(&al, "169.254.169.253"));
+	EXPECT_TRUE(al.entries[0].special);
+	EXPECT_EQ(al.entries[0].addr_class, NETADDR_METADATA);
+	allowlist_free(&al);
+}
+
+/* Issue 10 item 4: width, special-purpose ranges, public suffixes. */
+struct refusal_case {
+	const char *text;
+	unsigned column;
+	const char *message;
+};
+
+static const struct refusal_case refusals[] = {
+	{"0.0.0.0/0", 9, "prefix wider than /8 (list the networks you need)"},
+	{"0.0.0.0", 1, "0.0.0.0/8 is not a destination"},
+	{"0.0.0.0/8", 1, "0.0.0.0/8 is not a destination"},
+	{"0.1.2.3:80", 1, "0.0.0.0/8 is not a destination"},
+	{"128.0.0.0/1", 11, "prefix wider than /8 (list the networks you need)"},
+	{"8.0.0.0/7", 9, "prefix wider than /8 (list the networks you need)"},
+	{"::/0", 4, "prefix wider than /32 (list the networks you need)"},
+	{"2000::/3", 8, "prefix wider than /32 (list the networks you need)"},
+	{"2001:db8::/31", 12, "prefix wider than /32 (list the networks you need)"},
+	{"::", 1, ":: is not a destination"},
+	{"[::]:80", 2, ":: is not a destination"},
+	{"127.0.0.1:8080", 1, "loopback range: add the marker 'special' after the entry to open it"},
+	{"::1", 1, "loopback range: add the marker 'special' after the entry to open it"},
+	{"169.254.169.254:80", 1, "cloud metadata address range: add the marker 'special' after the entry to open it"},
+	{"169.254.0.0/16", 1, "cloud metadata address range: add the marker 'special' after the entry to open it"},
+	{"169.254.1.1", 1, "link-local range: add the marker 'special' after the entry to open it"},
+	{"100.100.100.200", 1, "cloud metadata address range: add the marker 'special' after the entry to open it"},
+	{"fd00:ec2::254", 1, "cloud metadata address range: add the marker 'special' after the entry to open it"},
+	{"10.0.0.0/8", 1, "private range (RFC 1918, ULA): add the marker 'special' after the entry to open it"},
+	{"10.1.2.3:5432", 1, "private range (RFC 1918, ULA): add the marker 'special' after the entry to open it"},
+	{"172.16.0.0/12", 1, "private range (RFC 1918, ULA): add the marker 'special' after the entry to open it"},
+	{"172.0.0.0/8", 1, "private range (RFC 1918, ULA): add the marker 'special' after the entry to open it"},
+	{"192.168.1.0/24", 1, "private range (RFC 1918, ULA): add the marker 'special' after the entry to open it"},
+	{"100.64.0.0/16", 1, "shared CGNAT range (100.64.0.0/10): add the marker 'special' after the entry to open it"},
+	/* 100.64.0.0/10 holds Alibaba's metadata address 100.100.100.200 */
+	{"100.64.0.0/10", 1, "cloud metadata address range: add the marker 'special' after the entry to open it"},
+	/* a /8 holding metadata is refused as metadata (first match) */
+	{"100.0.0.0/8", 1, "cloud metadata address range: add the marker 'special' after the entry to open it"},
+	{"fd12:3456::/32", 1, "private range (RFC 1918, ULA): add the marker 'special' after the entry to open it"},
+	{"fe80::1", 1, "link-local range: add the marker 'special' after the entry to open it"},
+	{"::ffff:10.0.0.1", 1, "private range (RFC 1918, ULA): add the marker 'special' after the entry to open it"},
+	{"::ffff:0.0.0.0/96", 1, "cloud metadata address range: add the marker 'special' after the entry to open it"},
+	{"2002:a00::/32", 1, "private range (RFC 1918, ULA): add the marker 'special' after the entry to open it"},
+	{"224.0.0.0/8", 1, "multicast range: add the marker 'special' after the entry to open it"},
+	{"255.255.255.255", 1, "broadcast address: add the marker 'special' after the entry to open it"},
+	/* the marker on anything else */
+	{"example.com special", 1, "the marker 'special' is for address entries only"},
+	{".example.com:22 special", 1, "the marker 'special' is for address entries only"},
+	{"@github special", 1, "the marker 'special' applies to one address entry, not a bundle"},
+	{"10.0.0.1 special extra", 10, "unexpected text after entry (one entry per line)"},
+	{"10.0.0.1 Special", 10, "unexpected text after entry (one entry per line)"},
+	/* public suffixes */
+	{".co.uk", 1, "suffix is a public suffix (Public Suffix List): anyone can register names below it; list the names you need"},
+	{"*.github.io", 1, "suffix is a public suffix (Public Suffix List): anyone can register names below it; list the names you need"},
+	{".s3.amazonaws.com", 1, "suffix is a public suffix (Public Suffix List): anyone can register names below it; list the names you need"},
+	{".githubusercontent.com:80", 1, "suffix is a public suffix (Public Suffix List): anyone can register names below it; list the names you need"},
+};
+
+TEST(refused_ranges_markers_and_public_suffixes)
+{
+	for (size_t i = 0; i < ELEMENTSOF(refusals); i++) {
+		const struct refusal_case *c = &refusals[i];
+		struct allowlist al = {0};
+		struct parse_error err = {0};
+		int r = allowlist_parse(&al, "test", c->text, strlen(c->text), lookup_bundle, NULL, &err);
+
+		if (r >= 0 || !err.message || strcmp(err.message, c->message) != 0 || err.column != c->column)
+			printf("# case '%s': r=%d %u:%u '%s'\n", c->text, r, err.line, err.column,
+			       err.message ? err.message : "");
+		EXPECT_ERR(r, EINVAL);
+		EXPECT_STREQ(err.message, c->message);
+		EXPECT_EQ(err.column, c->column);
+		EXPECT_EQ(al.n, 0);
+		allowlist_free(&al);
+	}
+}
+
+TEST(special_ranges_never_from_extra_or_bundles)
+{
+	static const struct bundle_def b = {"x", "10.0.0.1 special\n"};
+	struct allowlist al = {0};
+	struct parse_error err = {0};
+
+	(void)b;
+	ASSERT_ERR(allowlist_parse_extra(&al, "example.com 10.0.0.0/8", NULL, NULL, &err), EINVAL);
+	EXPECT_STREQ(err.message, "private range (RFC 1918, ULA): only the allowlist file can open it (marker 'special')");
+	EXPECT_EQ(err.line, 2);
+	/* In EXTRA_ALLOWED_DOMAINS "special" is just another token (a name). */
+	ASSERT_ERR(allowlist_parse_extra(&al, "169.254.169.254:80 special", NULL, NULL, &err), EINVAL);
+	EXPECT_STREQ(err.message,
+		     "cloud metadata address range: only the allowlist file can open it (marker 'special')");
+	ASSERT_ERR(allowlist_parse_extra(&al, "0.0.0.0/0", NULL, NULL, &err), EINVAL);
+	ASSERT_ERR(allowlist_parse_extra(&al, "::/0", NULL, NULL, &err), EINVAL);
+	ASSERT_ERR(allowlist_parse_extra(&al, ".co.uk", NULL, NULL, &err), EINVAL);
+	ASSERT_ERR(allowlist_parse_extra(&al, "*.github.io", NULL, NULL, &err), EINVAL);
+	EXPECT_EQ(al.n, 0);
+	/* public entries still work there */
+	ASSERT_OK(allowlist_parse_extra(&al, "198.51.100.0/24,.example.com\tfoo.github.io", NULL, NULL, &err));
+	EXPECT_EQ(al.n, 3);
+	allowlist_free(&al);
+}
+
+TEST(public_suffix_list_answers)
+{
+	EXPECT_TRUE(allowlist_suffix_is_public("co.uk"));
+	EXPECT_TRUE(allowlist_suffix_is_public("github.io"));
+	EXPECT_TRUE(allowlist_suffix_is_public("s3.amazonaws.com"));
+	EXPECT_FALSE(allowlist_suffix_is_public("example.com"));
+	EXPECT_FALSE(allowlist_suffix_is_public("opencode.ai"));
+	EXPECT_FALSE(allowlist_suffix_is_public("foo.github.io"));
+}
+
+/* Review of issue 10: a suffix entry that is not itself a public suffix
+ * may still lie above one (".amazonaws.com" holds "s3.amazonaws.com" and
+ * "*.compute.amazonaws.com"): a name registered below that inner suffix
+ * belongs to anyone and must not match, whatever its case. */
+TEST(suffix_entry_never_admits_names_below_an_inner_public_suffix)
+{
+	struct allowlist al = {0};
+
+	ASSERT_OK(parse_str(&al, ".amazonaws.com\n.example.com\n", NULL));
+	EXPECT_TRUE(allowlist_match_name(&al, "amazonaws.com") != NULL);
+	EXPECT_TRUE(allowlist_match_name(&al, "sts.amazonaws.com") != NULL);
+	EXPECT_TRUE(allowlist_match_name(&al, "s3.amazonaws.com") != NULL); /* the operator's own name */
+	EXPECT_TRUE(allowlist_match_name(&al, "attacker-bucket.s3.amazonaws.com") == NULL);
+	EXPECT_TRUE(allowlist_match_name(&al, "Attacker-Bucket.S3.AmazonAWS.com.") == NULL);
+	EXPECT_TRUE(allowlist_match_name(&al, "a.b.s3.amazonaws.com") == NULL);
+	EXPECT_TRUE(allowlist_match_name(&al, "x.y.compute.amazonaws.com") == NULL);
+	EXPECT_TRUE(allowlist_match_name(&al, "y.compute.amazonaws.com") == NULL); /* below compute.amazonaws.com */
+	EXPECT_TRUE(allowlist_match_name(&al, "a.b.c.example.com") != NULL);
+	EXPECT_TRUE(allowlist_match_name(&al, "A.B.Example.COM") != NULL);
 	allowlist_free(&al);
 }
 

@@ -6,6 +6,7 @@
 #include <json.h>
 #include <string.h>
 
+#include "authz_git.h"
 #include "authzjson.h"
 #include "macros.h"
 #include "tap.h"
@@ -38,9 +39,9 @@ static const char *get_s(struct json_object *o, const char *path1, const char *p
 
 TEST(request_carries_the_parsed_view)
 {
-	const char *argv[] = { "git", "-C", "sub", "push", "-f", "origin", "+main", NULL };
+	const char *argv[] = { "kubectl", "-n", "sub", "delete", "-A", "pod", "x", NULL };
 	struct authz_request req = {
-		.request_id = "id-1", .tool = "git", .argv = argv, .argc = 7,
+		.request_id = "id-1", .tool = "kubectl", .argv = argv, .argc = 7,
 		.container_cwd = "/workspace/sub", .host_cwd = "/home/u/p/sub",
 		.destination = "https://user:ghp_SECRET@github.com/acme/x.git",
 		.reason = "ship \"it\"\n", .repo = "acme/x", .branch = "main",
@@ -51,20 +52,20 @@ TEST(request_carries_the_parsed_view)
 
 	ASSERT_NOT_NULL(o);
 	EXPECT_STREQ(get_s(o, "request_id", NULL), "id-1");
-	EXPECT_STREQ(get_s(o, "tool", NULL), "git");
+	EXPECT_STREQ(get_s(o, "tool", NULL), "kubectl");
 	ASSERT_TRUE(json_object_object_get_ex(o, "argv", &v));
 	ASSERT_EQ(json_object_array_length(v), 7);
-	EXPECT_STREQ(json_object_get_string(json_object_array_get_idx(v, 6)), "+main");
+	EXPECT_STREQ(json_object_get_string(json_object_array_get_idx(v, 6)), "x");
 	ASSERT_TRUE(json_object_object_get_ex(o, "subcommand", &v));
 	ASSERT_EQ(json_object_array_length(v), 1);
-	EXPECT_STREQ(json_object_get_string(json_object_array_get_idx(v, 0)), "push");
+	EXPECT_STREQ(json_object_get_string(json_object_array_get_idx(v, 0)), "delete");
 	ASSERT_TRUE(json_object_object_get_ex(o, "operands", &v));
 	ASSERT_EQ(json_object_array_length(v), 2);
 	ASSERT_TRUE(json_object_object_get_ex(o, "flags", &v));
 	ASSERT_EQ(json_object_array_length(v), 2);
 	f = json_object_array_get_idx(v, 1);
-	EXPECT_STREQ(get_s(f, "name", NULL), "--force");
-	EXPECT_STREQ(get_s(f, "written", NULL), "-f");
+	EXPECT_STREQ(get_s(f, "name", NULL), "--all-namespaces");
+	EXPECT_STREQ(get_s(f, "written", NULL), "-A");
 	EXPECT_STREQ(get_s(json_object_array_get_idx(v, 0), "value", NULL), "sub");
 	ASSERT_TRUE(json_object_object_get_ex(o, "parse", &v));
 	ASSERT_TRUE(json_object_object_get_ex(v, "complete", &f));
@@ -267,4 +268,33 @@ TEST(decision_duplicate_keys_are_refused)
 	}
 	EXPECT_EQ(authzjson_check_duplicate_keys("{\"a\":[{\"b\":1},{\"b\":2}]}", 23), 0);
 	EXPECT_EQ(authzjson_check_duplicate_keys("{\"a\":{\"b\":1,\"b\":2}}", 19), -EEXIST);
+}
+
+TEST(request_carries_the_git_relay_fields)
+{
+	const char *argv[] = { "git", "push", NULL };
+	const struct authz_git_update ups[] = {
+		{ .src = "0123456789abcdef0123456789abcdef01234567", .dst = "refs/heads/x", .old = "",
+		  .ff = true },
+		{ .src = "", .dst = "refs/heads/y", .old = "89abcdef0123456789abcdef0123456789abcdef",
+		  .delete_ref = true },
+	};
+	const struct authz_git g = { .op = "push", .url = "https://github.com/acme/x.git",
+				     .updates = ups, .n_updates = 2 };
+	struct authz_request req = { .tool = "git", .argv = argv, .argc = 2,
+				     .destination = g.url, .git = &g };
+	struct json_object *o = encode(&req), *gj, *u, *b;
+
+	ASSERT_NOT_NULL(o);
+	ASSERT_TRUE(json_object_object_get_ex(o, "git", &gj));
+	EXPECT_STREQ(get_s(gj, "op", NULL), "push");
+	EXPECT_STREQ(get_s(gj, "url", NULL), "https://github.com/acme/x.git");
+	ASSERT_TRUE(json_object_object_get_ex(gj, "updates", &u));
+	ASSERT_EQ(json_object_array_length(u), 2);
+	EXPECT_STREQ(get_s(json_object_array_get_idx(u, 0), "dst", NULL), "refs/heads/x");
+	ASSERT_TRUE(json_object_object_get_ex(json_object_array_get_idx(u, 0), "ff", &b));
+	EXPECT_TRUE(json_object_get_boolean(b));
+	ASSERT_TRUE(json_object_object_get_ex(json_object_array_get_idx(u, 1), "delete", &b));
+	EXPECT_TRUE(json_object_get_boolean(b));
+	json_object_put(o);
 }

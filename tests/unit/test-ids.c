@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <string.h>
 
 #include "ids.h"
 #include "macros.h"
@@ -80,4 +81,33 @@ TEST(gid_lookup_in_group_file)
 	/* Not NUL-terminated: only len bytes are read ("root:x:0:" cut short). */
 	EXPECT_EQ(ids_gid_is_privileged(group_text, 6, 0, name), 0);
 	EXPECT_EQ(ids_gid_is_privileged("", 0, 0, name), 0);
+}
+
+TEST(host_id_refusals)
+{
+	static const unsigned overflow[] = {65534, 65534, 70000};
+	static const unsigned refused[] = {0, 65534, 65535, 4294967294U, 4294967295U, 70000};
+	static const unsigned accepted[] = {1, 501, 999, 1000, 1001, 65533, 65536, 100000, 4294967293U};
+	const char *why;
+
+	for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
+		why = NULL;
+		EXPECT_EQ(ids_check_host_id(refused[i], overflow, ELEMENTSOF(overflow), &why), -EPERM);
+		EXPECT_TRUE(why != NULL && why[0] != '\0');
+	}
+	for (size_t i = 0; i < ELEMENTSOF(accepted); i++) {
+		why = "untouched";
+		EXPECT_EQ(ids_check_host_id(accepted[i], overflow, ELEMENTSOF(overflow), &why), 0);
+		EXPECT_STREQ(why, "untouched");
+	}
+	/* Without a list of overflow IDs, the kernel's default 65534 still is. */
+	EXPECT_EQ(ids_check_host_id(65534, NULL, 0, &why), -EPERM);
+	EXPECT_EQ(ids_check_host_id(70000, NULL, 0, &why), 0);
+	/* The reasons say which. */
+	(void)ids_check_host_id(0, NULL, 0, &why);
+	EXPECT_TRUE(strstr(why, "root") != NULL);
+	(void)ids_check_host_id(65534, NULL, 0, &why);
+	EXPECT_TRUE(strstr(why, "nobody") != NULL);
+	(void)ids_check_host_id(70000, overflow, ELEMENTSOF(overflow), &why);
+	EXPECT_TRUE(strstr(why, "overflow") != NULL);
 }

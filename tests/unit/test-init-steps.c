@@ -2,11 +2,15 @@
 /* init/ pieces that run without root: command-line parsing, exit-code
  * mapping, and the home walk on a temporary tree (re-owning needs root:
  * those checks skip as a normal user). */
+#include <cap-ng.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +19,7 @@
 #include "exitcodes.h"
 #include "homeown.h"
 #include "macros.h"
+#include "privdrop.h"
 #include "reaper.h"
 #include "tap.h"
 
@@ -220,4 +225,136 @@ TEST(home_walk_skips_root_hard_links)
 	/* ...other special files are re-owned without being opened. */
 	EXPECT_EQ(owner(t.home, "fifo"), 23456);
 	rm_tree(&t);
+}
+
+/* ---- PID 1's capabilities (init/privdrop.c) ---- */
+
+/* Runs privdrop_check_caps(need) with stderr captured into buf. */
+static int check_caps_captured(uint64_t need, char *buf, size_t size)
+{
+	FILE *t = tmpfile();
+	int saved = dup(STDERR_FILENO), r;
+	ssize_t n;
+
+	if (!t || saved < 0)
+		return -EIO;
+	(void)dup2(fileno(t), STDERR_FILENO);
+	r = privdrop_check_caps(need);
+	(void)dup2(saved, STDERR_FILENO);
+	(void)close(saved);
+	n = pread(fileno(t), buf, size - 1, 0);
+	buf[n > 0 ? n : 0] = '\0';
+	(void)fclose(t);
+	return r;
+}
+
+/* Takes capability c out of this process's bounding set when it can
+ * (root); as a normal user the permitted set is empty already. */
+static void lose_cap(int c)
+{
+	if (geteuid() == 0)
+		ASSERT_EQ(prctl(PR_CAPBSET_DROP, c, 0, 0, 0), 0);
+}
+
+TEST(caps_missing_kill_one_line)
+{
+	char buf[1024];
+
+	lose_cap(CAP_KILL);
+	EXPECT_ERR(check_caps_captured(PRIVDROP_CAP_BIT(CAP_KILL), buf, sizeof(buf)), EPERM);
+	EXPECT_STREQ(buf, "sandbox-init: capabilities: missing CAP_KILL (add --cap-add=KILL)\n");
+}
+
+TEST(caps_missing_several_named_in_order)
+{
+	char buf[1024];
+
+	lose_cap(CAP_KILL);
+	lose_cap(CAP_NET_ADMIN);
+	EXPECT_ERR(check_caps_captured(PRIVDROP_CAP_BIT(CAP_NET_ADMIN) | PRIVDROP_CAP_BIT(CAP_KILL), buf,
+				       sizeof(buf)),
+		   EPERM);
+	EXPECT_STREQ(buf, "sandbox-init: capabilities: missing CAP_KILL, CAP_NET_ADMIN "
+			  "(add --cap-add=KILL --cap-add=NET_ADMIN)\n");
+}
+
+TEST(caps_run_set_is_the_documented_one)
+{
+	/* SECURITY.md's table, "Capabilities PID 1 needs in the container". */
+	EXPECT_EQ(PRIVDROP_RUN_CAPS,
+		  (1u << CAP_CHOWN) | (1u << CAP_DAC_OVERRIDE) | (1u << CAP_SETUID) | (1u << CAP_SETGID) |
+			  (1u << CAP_SETPCAP) | (1u << CAP_KILL) | (1u << CAP_NET_ADMIN) |
+			  (1u << CAP_NET_BIND_SERVICE));
+	EXPECT_EQ(privdrop_check_caps(0), 0);
+}
+
+TEST(caps_all_present_passes)
+{
+	char buf[1024];
+
+	if (geteuid() != 0 || prctl(PR_CAPBSET_READ, CAP_KILL, 0, 0, 0) != 1)
+		SKIP("needs root with CAP_KILL");
+	EXPECT_EQ(check_caps_captured(PRIVDROP_CAP_BIT(CAP_KILL), buf, sizeof(buf)), 0);
+	EXPECT_STREQ(buf, "");
+}
+
+/* A child that waits to be killed. */
+static pid_t start_agent(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		for (;;)
+			(void)pause();
+	}
+	return pid;
+}
+
+TEST(pid1_drop_failure_kills_the_agent)
+{
+	char buf[1024];
+	FILE *t = tmpfile();
+	pid_t agent;
+	int r, status;
+
+	ASSERT_NOT_NULL(t);
+	/* As root, without CAP_SETPCAP in the effective set the bounding set
+	 * cannot be reduced; as a normal user nothing can be kept. */
+	if (geteuid() == 0) {
+		capng_get_caps_process();
+		ASSERT_EQ(capng_update(CAPNG_DROP, CAPNG_EFFECTIVE, CAP_SETPCAP), 0);
+		ASSERT_EQ(capng_apply(CAPNG_SELECT_CAPS), 0);
+	}
+	agent = start_agent();
+	ASSERT_GT(agent, 0);
+	(void)dup2(fileno(t), STDERR_FILENO);
+	r = privdrop_pid1_or_kill(PRIVDROP_CAP_BIT(CAP_NET_ADMIN), agent);
+	EXPECT_TRUE(r < 0);
+	/* Killed and reaped: no child left to wait for. */
+	EXPECT_EQ(waitpid(agent, &status, WNOHANG), -1);
+	EXPECT_EQ(errno, ECHILD);
+	EXPECT_EQ(kill(agent, 0), -1);
+	ssize_t n = pread(fileno(t), buf, sizeof(buf) - 1, 0);
+	buf[n > 0 ? n : 0] = '\0';
+	EXPECT_TRUE(strncmp(buf, "sandbox-init: privdrop: ", 24) == 0);
+	printf("# %s", buf);
+}
+
+TEST(pid1_drop_keeps_exactly_the_loop_set)
+{
+	uint64_t want = PRIVDROP_CAP_BIT(CAP_KILL) | PRIVDROP_CAP_BIT(CAP_NET_ADMIN);
+	pid_t agent;
+	int status;
+
+	if (geteuid() != 0 || prctl(PR_CAPBSET_READ, CAP_SETPCAP, 0, 0, 0) != 1)
+		SKIP("needs root with CAP_SETPCAP");
+	agent = start_agent();
+	ASSERT_GT(agent, 0);
+	EXPECT_EQ(privdrop_pid1_or_kill(PRIVDROP_CAP_BIT(CAP_NET_ADMIN), agent), 0);
+	/* The agent lives on; the bounding set is the loop set. */
+	EXPECT_EQ(kill(agent, 0), 0);
+	for (int c = 0; c <= CAP_LAST_CAP; c++)
+		EXPECT_EQ(prctl(PR_CAPBSET_READ, c, 0, 0, 0), (want >> c) & 1);
+	(void)kill(agent, SIGKILL);
+	(void)waitpid(agent, &status, 0);
 }

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 
 #include "macros.h"
@@ -126,4 +129,66 @@ TEST(class_names)
 	EXPECT_STREQ(netaddr_class_to_string(NETADDR_CLASS_MAX), "unknown");
 	for (int c = 0; c < NETADDR_CLASS_MAX; c++)
 		EXPECT_TRUE(netaddr_class_to_string((enum netaddr_class)c) != NULL);
+}
+
+static enum netaddr_class prefix_class(const char *text, unsigned len)
+{
+	union {
+		struct in_addr v4;
+		struct in6_addr v6;
+	} a;
+	int family = strchr(text, ':') ? AF_INET6 : AF_INET;
+
+	if (inet_pton(family, text, &a) != 1)
+		abort();
+	return netaddr_classify_prefix(family, &a, len);
+}
+
+TEST(prefix_classes)
+{
+	static const struct {
+		const char *net;
+		unsigned len;
+		enum netaddr_class c;
+	} pcases[] = {
+		{"198.51.100.0", 24, NETADDR_PUBLIC},
+		{"8.0.0.0", 8, NETADDR_PUBLIC},
+		{"11.0.0.0", 8, NETADDR_PUBLIC},
+		{"10.0.0.0", 8, NETADDR_PRIVATE},
+		{"10.20.0.0", 16, NETADDR_PRIVATE},
+		{"172.0.0.0", 8, NETADDR_PRIVATE},     /* holds 172.16/12 */
+		{"172.32.0.0", 11, NETADDR_PUBLIC},    /* just past it */
+		{"169.254.0.0", 16, NETADDR_METADATA}, /* holds 169.254.169.254 */
+		{"169.254.1.0", 24, NETADDR_LINK_LOCAL},
+		{"100.0.0.0", 8, NETADDR_METADATA},    /* holds 100.100.100.200 */
+		{"100.64.0.0", 16, NETADDR_CGNAT},
+		{"127.0.0.0", 8, NETADDR_LOOPBACK},
+		{"224.0.0.0", 8, NETADDR_MULTICAST},
+		{"192.168.1.1", 32, NETADDR_PRIVATE},
+		{"2001:db8::", 32, NETADDR_PUBLIC},
+		{"2001:db8:1::", 48, NETADDR_PUBLIC},
+		{"fd00::", 8, NETADDR_METADATA},       /* holds fd00:ec2::254 */
+		{"fd12::", 16, NETADDR_PRIVATE},
+		{"fe80::", 64, NETADDR_LINK_LOCAL},
+		{"ff02::", 16, NETADDR_MULTICAST},
+		{"::ffff:0.0.0.0", 96, NETADDR_METADATA}, /* all of IPv4, mapped */
+		{"::ffff:198.51.100.0", 120, NETADDR_PUBLIC},
+		{"::ffff:10.0.0.0", 104, NETADDR_PRIVATE},
+		{"64:ff9b::", 96, NETADDR_METADATA},
+		{"64:ff9b::c633:6400", 120, NETADDR_PUBLIC}, /* 198.51.100.0/24 */
+		{"2002:c633:6400::", 40, NETADDR_PUBLIC},
+		{"2002:a00::", 32, NETADDR_PRIVATE},
+		{"2001::", 32, NETADDR_RESERVED},
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(pcases); i++) {
+		enum netaddr_class c = prefix_class(pcases[i].net, pcases[i].len);
+
+		if (c != pcases[i].c)
+			printf("# %s/%u: %s, expected %s\n", pcases[i].net, pcases[i].len,
+			       netaddr_class_to_string(c), netaddr_class_to_string(pcases[i].c));
+		EXPECT_EQ(c, pcases[i].c);
+	}
+	EXPECT_EQ(netaddr_classify_prefix(AF_INET, NULL, 8), NETADDR_RESERVED);
+	EXPECT_EQ(netaddr_classify_prefix(AF_INET, &(struct in_addr){0}, 33), NETADDR_RESERVED);
 }

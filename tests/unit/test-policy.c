@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "authz_git.h"
 #include "policy.h"
 #include "macros.h"
 #include "tap.h"
@@ -86,78 +87,6 @@ static const char *const ACME = "https://github.com/acme/widget.git";
 static const char *const EVIL = "https://github.com/evil/widget.git";
 
 static const struct example_case example_cases[] = {
-	/* git destinations */
-	{ "git fetch origin", "https://github.com/acme/widget.git", AUTHZ_ALLOW, "acme" },
-	{ "git push origin main", "git@github.com:acme/widget.git", AUTHZ_ALLOW, "acme" },
-	{ "git push origin main", "ssh://git@github.com/acme/widget", AUTHZ_ALLOW, "acme" },
-	{ "git push origin main", "ssh://git@GitHub.com:22/acme/widget.git/", AUTHZ_ALLOW, NULL },
-	{ "git push origin main", "https://github.com/evil/widget.git", AUTHZ_DENY, "default" },
-	{ "git push origin main", "https://github.com/acme/widget/../../evil/x", AUTHZ_DENY,
-	  "default" },
-	{ "git push origin main", "https://github.com/acme/sub/repo", AUTHZ_DENY, "default" },
-	{ "git push origin main", "https://github.com.evil.com/acme/x", AUTHZ_DENY, "default" },
-	{ "git push origin main", "/srv/git/acme/widget.git", AUTHZ_DENY, "default" },
-	{ "git push origin main", "ext::ssh github.com/acme/x", AUTHZ_DENY, "default" },
-	{ "git push origin main", NULL, AUTHZ_DENY, "default" },
-	{ "git fetch origin", "https://user:tok@github.com/acme/w", AUTHZ_ALLOW, NULL },
-	/* force pushes in every spelling */
-	{ "git push -f origin main", NULL, AUTHZ_DENY, "force" },
-	{ "git push -f origin main", "https://github.com/acme/widget.git", AUTHZ_DENY, "force" },
-	{ "git -C x push -f", "https://github.com/acme/widget.git", AUTHZ_DENY, "force" },
-	{ "git -C x push origin main", "https://github.com/acme/widget.git", AUTHZ_ALLOW, NULL },
-	{ "git --git-dir=.git --no-pager -P push -fu origin main", "https://github.com/acme/w",
-	  AUTHZ_DENY, "force" },
-	{ "git push -uf origin main", "https://github.com/acme/w", AUTHZ_DENY, "force" },
-	{ "git push -qvf origin main", "https://github.com/acme/w", AUTHZ_DENY, "force" },
-	{ "git push --force origin main", "https://github.com/acme/w", AUTHZ_DENY, "force" },
-	{ "git push --forc origin main", "https://github.com/acme/w", AUTHZ_DENY, "force" },
-	{ "git push origin main --force", "https://github.com/acme/w", AUTHZ_DENY, "force" },
-	{ "git push --force-with-lease origin main", "https://github.com/acme/w", AUTHZ_DENY,
-	  "force" },
-	{ "git push --force-with-lease=main:abc origin main", "https://github.com/acme/w",
-	  AUTHZ_DENY, "force" },
-	{ "git push --force-w origin main", "https://github.com/acme/w", AUTHZ_DENY, "force" },
-	{ "git push --mirror origin", "https://github.com/acme/w", AUTHZ_DENY, "force" },
-	{ "git push --delete origin main", "https://github.com/acme/w", AUTHZ_DENY, "deletion" },
-	{ "git push -d origin main", "https://github.com/acme/w", AUTHZ_DENY, "deletion" },
-	{ "git push --prune origin", "https://github.com/acme/w", AUTHZ_DENY, NULL },
-	{ "git push origin +main", "https://github.com/acme/w", AUTHZ_DENY, "refspec" },
-	{ "git push origin main +feature:feature", "https://github.com/acme/w", AUTHZ_DENY,
-	  "refspec" },
-	{ "git push origin :main", "https://github.com/acme/w", AUTHZ_DENY, "refspec" },
-	{ "git push origin -- +main", "https://github.com/acme/w", AUTHZ_DENY, "refspec" },
-	{ "git push -o ci.skip origin +main", "https://github.com/acme/w", AUTHZ_DENY,
-	  "refspec" },
-	{ "git push -oci.skip origin main", "https://github.com/acme/w", AUTHZ_ALLOW, NULL },
-	{ "git push --push-option ci.skip origin main", "https://github.com/acme/w", AUTHZ_ALLOW,
-	  NULL },
-	{ "git push origin main:feature", "https://github.com/acme/w", AUTHZ_ALLOW, NULL },
-	{ "git push --no-force origin main", "https://github.com/acme/w", AUTHZ_ALLOW, NULL },
-	{ "git push --receive-pack=/tmp/x origin main", "https://github.com/acme/w", AUTHZ_DENY,
-	  "refused" },
-	{ "git fetch --upload-pack=touch origin", "https://github.com/acme/w", AUTHZ_DENY,
-	  "refused" },
-	/* -c driven aliases and other configuration on the command line */
-	{ "git -c alias.p=push p origin main", "https://github.com/acme/w", AUTHZ_DENY,
-	  "refused" },
-	{ "git -calias.p=push p", NULL, AUTHZ_DENY, "refused" },
-	{ "git --config-env=alias.p=X p", NULL, AUTHZ_DENY, "refused" },
-	{ "git -c core.sshCommand=touch fetch origin", "https://github.com/acme/w", AUTHZ_DENY,
-	  "refused" },
-	{ "git --exec-path=/tmp fetch", "https://github.com/acme/w", AUTHZ_DENY, "refused" },
-	{ "git clone --template=/tmp/t https://github.com/acme/w", "https://github.com/acme/w",
-	  AUTHZ_DENY, "refused" },
-	{ "git p origin main", "https://github.com/acme/w", AUTHZ_DENY, "default" },
-	/* unknown global option before the subcommand */
-	{ "git --bogus push origin main", "https://github.com/acme/w", AUTHZ_DENY, "cannot tell" },
-	{ "git -C", NULL, AUTHZ_DENY, "understand" },
-	{ "git status", NULL, AUTHZ_ALLOW, NULL },
-	{ "git -C /home/u/.ssh log -p", NULL, AUTHZ_DENY, "workspace only" },
-	{ "git -C ../../other log", NULL, AUTHZ_DENY, "workspace only" },
-	{ "git --git-dir=/home/u/other/.git log", NULL, AUTHZ_DENY, "workspace only" },
-	{ "git -C /tmp push origin main", "https://github.com/acme/w", AUTHZ_DENY, "workspace" },
-	{ "git -C sub log -p", NULL, AUTHZ_ALLOW, NULL },
-	{ "git config core.sshCommand x", NULL, AUTHZ_DENY, "default" },
 	/* gh */
 	{ "gh pr create --title x --body y", NULL, AUTHZ_ALLOW, NULL },
 	{ "gh pr view 12", NULL, AUTHZ_ALLOW, NULL },
@@ -198,24 +127,6 @@ static const struct example_case example_cases[] = {
 	{ "kubectl -w get secrets", NULL, AUTHZ_DENY, NULL },
 	{ "kubectl logs -f pod/x", NULL, AUTHZ_ALLOW, NULL },
 	/* terraform */
-	/* git options that name host files */
-	{ "git diff --no-index /home/u/.ssh/id_rsa /dev/null", NULL, AUTHZ_DENY, "host" },
-	{ "git diff --output=/home/u/.bashrc", NULL, AUTHZ_DENY, "host" },
-	{ "git diff --output /home/u/.bashrc", NULL, AUTHZ_DENY, "host" },
-	{ "git log --out=/home/u/.bashrc -p", NULL, AUTHZ_DENY, "host" },
-	{ "git commit -F /home/u/.ssh/id_rsa", NULL, AUTHZ_DENY, "host" },
-	{ "git commit -aF /home/u/.ssh/id_rsa", NULL, AUTHZ_DENY, "host" },
-	{ "git commit --fi=/x", NULL, AUTHZ_DENY, "host" },
-	{ "git commit -t /home/u/.ssh/id_rsa", NULL, AUTHZ_DENY, "host" },
-	{ "git tag -F /etc/passwd v1", NULL, AUTHZ_DENY, "host" },
-	{ "git blame --contents /etc/shadow x", NULL, AUTHZ_DENY, "host" },
-	{ "git blame -S /home/u/.ssh/id_rsa x", NULL, AUTHZ_DENY, "host" },
-	{ "git log -Sneedle", NULL, AUTHZ_ALLOW, NULL },
-	{ "git diff /home/u/.ssh/id_rsa /dev/null", NULL, AUTHZ_DENY, "host" },
-	{ "git diff ../../x y", NULL, AUTHZ_DENY, "host" },
-	{ "git diff HEAD~1 -- src", NULL, AUTHZ_ALLOW, NULL },
-	{ "git commit -am msg", NULL, AUTHZ_ALLOW, NULL },
-	{ "git tag -a v1 -m x", NULL, AUTHZ_ALLOW, NULL },
 	{ "kubectl get pods -o go-template-file=/home/u/.ssh/id_rsa", NULL, AUTHZ_DENY, "host" },
 	{ "kubectl get pods -ojsonpath-file=/x", NULL, AUTHZ_DENY, "host" },
 	{ "kubectl get pods --output jsonpath-file=/x", NULL, AUTHZ_DENY, "host" },
@@ -290,19 +201,19 @@ TEST(example_policy_table)
 
 TEST(deny_wins_regardless_of_order)
 {
-	struct policy *a = parse_ok("allow git push\ndeny git push flag=-f reason=\"no\"\n");
-	struct policy *b = parse_ok("deny git push flag=-f reason=\"no\"\nallow git push\n");
+	struct policy *a = parse_ok("allow kubectl delete\ndeny kubectl delete flag=--all reason=\"no\"\n");
+	struct policy *b = parse_ok("deny kubectl delete flag=--all reason=\"no\"\nallow kubectl delete\n");
 	struct policy_verdict v;
 
 	ASSERT_NOT_NULL(a);
 	ASSERT_NOT_NULL(b);
-	EXPECT_EQ(decide(a, "git push -f", NULL, &v), AUTHZ_DENY);
+	EXPECT_EQ(decide(a, "kubectl delete pods --all", NULL, &v), AUTHZ_DENY);
 	EXPECT_STREQ(v.reason, "no");
 	EXPECT_EQ(v.line, 2);
 	EXPECT_EQ(v.source, POLICY_SOURCE_RULE);
-	EXPECT_EQ(decide(b, "git push -f", NULL, &v), AUTHZ_DENY);
+	EXPECT_EQ(decide(b, "kubectl delete pods --all", NULL, &v), AUTHZ_DENY);
 	EXPECT_EQ(v.line, 1);
-	EXPECT_EQ(decide(a, "git push", NULL, &v), AUTHZ_ALLOW);
+	EXPECT_EQ(decide(a, "kubectl delete pod x", NULL, &v), AUTHZ_ALLOW);
 	EXPECT_EQ(v.line, 1);
 	EXPECT_STREQ(v.reason, "allowed by policy rule 1");
 	policy_free(a);
@@ -311,21 +222,18 @@ TEST(deny_wins_regardless_of_order)
 
 TEST(flag_values)
 {
-	struct policy *p = parse_ok("allow git\n"
-				    "deny git flag=-C=/*,-C=*..*,--git-dir=*,--work-tree=* reason=\"ws\"\n"
+	struct policy *p = parse_ok("allow gh\n"
+				    "deny gh flag=-R=evil/*,--repo=evil/* reason=\"repo\"\n"
 				    "deny kubectl flag=-n=kube-system,--namespace=kube-system\n"
 				    "allow kubectl get\n");
 	struct policy_verdict v;
 
 	ASSERT_NOT_NULL(p);
-	EXPECT_EQ(decide(p, "git -C sub status", NULL, &v), AUTHZ_ALLOW);
-	EXPECT_EQ(decide(p, "git -C /home/u/.password-store log -p", NULL, &v), AUTHZ_DENY);
-	EXPECT_STREQ(v.reason, "ws");
-	EXPECT_EQ(decide(p, "git -C ../.. log", NULL, &v), AUTHZ_DENY);
-	EXPECT_EQ(decide(p, "git -C/etc log", NULL, &v), AUTHZ_DENY);
-	EXPECT_EQ(decide(p, "git --git-dir=x log", NULL, &v), AUTHZ_DENY);
-	EXPECT_EQ(decide(p, "git --git-dir x log", NULL, &v), AUTHZ_DENY);
-	EXPECT_EQ(decide(p, "git --work-tree x log", NULL, &v), AUTHZ_DENY);
+	EXPECT_EQ(decide(p, "gh -R acme/x pr list", NULL, &v), AUTHZ_ALLOW);
+	EXPECT_EQ(decide(p, "gh -R evil/x pr list", NULL, &v), AUTHZ_DENY);
+	EXPECT_STREQ(v.reason, "repo");
+	EXPECT_EQ(decide(p, "gh --repo=evil/x pr list", NULL, &v), AUTHZ_DENY);
+	EXPECT_EQ(decide(p, "gh pr list --repo evil/x", NULL, &v), AUTHZ_DENY);
 	EXPECT_EQ(decide(p, "kubectl get pods -n kube-system", NULL, &v), AUTHZ_DENY);
 	EXPECT_EQ(decide(p, "kubectl --namespace=kube-system get pods", NULL, &v), AUTHZ_DENY);
 	EXPECT_EQ(decide(p, "kubectl -nkube-system get pods", NULL, &v), AUTHZ_DENY);
@@ -355,22 +263,22 @@ TEST(empty_policy_denies_everything)
 
 	ASSERT_NOT_NULL(p);
 	EXPECT_EQ(policy_n_rules(p), 0);
-	EXPECT_EQ(decide(p, "git status", NULL, &v), AUTHZ_DENY);
+	EXPECT_EQ(decide(p, "kubectl get pods", NULL, &v), AUTHZ_DENY);
 	EXPECT_EQ(v.line, 0);
 	EXPECT_EQ(v.source, POLICY_SOURCE_DEFAULT);
-	EXPECT_EQ(decide(p, "git -c a=b status", NULL, &v), AUTHZ_DENY);
+	EXPECT_EQ(decide(p, "terraform init -plugin-dir=/tmp", NULL, &v), AUTHZ_DENY);
 	EXPECT_EQ(v.source, POLICY_SOURCE_GRAMMAR);
-	EXPECT_EQ(decide(p, "git --bogus status", NULL, &v), AUTHZ_DENY);
+	EXPECT_EQ(decide(p, "kubectl --bogus get pods", NULL, &v), AUTHZ_DENY);
 	EXPECT_EQ(v.source, POLICY_SOURCE_DEFAULT);
 	policy_free(p);
 }
 
 TEST(whole_tool_rules_and_wildcards)
 {
-	struct policy *p = parse_ok("allow git\r\n"
+	struct policy *p = parse_ok("allow kubectl\r\n"
 				    "deny * cwd=/home/u/secret/*\n"
 				    "allow mytool cwd=/home/u/src/*\n"
-				    "deny git * arg=*evil* # trailing comment\n");
+				    "deny kubectl * arg=*evil* # trailing comment\n");
 	struct policy_verdict v;
 	char cmd[] = "mytool --anything";
 	const char *argv[] = { "mytool", "--anything", NULL };
@@ -379,8 +287,8 @@ TEST(whole_tool_rules_and_wildcards)
 
 	ASSERT_NOT_NULL(p);
 	(void)cmd;
-	EXPECT_EQ(decide(p, "git anything at all", NULL, &v), AUTHZ_ALLOW);
-	EXPECT_EQ(decide(p, "git log the-evil-branch", NULL, &v), AUTHZ_DENY);
+	EXPECT_EQ(decide(p, "kubectl anything at all", NULL, &v), AUTHZ_ALLOW);
+	EXPECT_EQ(decide(p, "kubectl logs the-evil-pod", NULL, &v), AUTHZ_DENY);
 	EXPECT_EQ(decide(p, "mytool x", NULL, &v), AUTHZ_ALLOW);
 	ASSERT_OK(policy_evaluate(p, &req, &v));
 	EXPECT_EQ(v.verdict, AUTHZ_DENY);
@@ -416,15 +324,17 @@ static const struct error_case error_cases[] = {
 	{ "allow git push -f\n", 1, 16, EINVAL, "flag=" },
 	{ "allow git push,-f\n", 1, 11, EINVAL, "flag=" },
 	{ "allow git push,,fetch\n", 1, 16, EINVAL, "empty item" },
-	{ "allow git push flag=\n", 1, 21, EINVAL, "empty list" },
-	{ "allow git push flag=force\n", 1, 21, EINVAL, "flag=" },
-	{ "allow git push flag=-C=\n", 1, 21, EINVAL, "flag=" },
-	{ "allow git push flag=--=x\n", 1, 21, EINVAL, "flag=" },
-	{ "allow git push flag=-=x\n", 1, 21, EINVAL, "flag=" },
+	{ "allow kubectl get flag=\n", 1, 24, EINVAL, "empty list" },
+	{ "allow kubectl get flag=force\n", 1, 24, EINVAL, "flag=" },
+	{ "allow kubectl get flag=-n=\n", 1, 24, EINVAL, "flag=" },
+	{ "allow kubectl get flag=--=x\n", 1, 24, EINVAL, "flag=" },
+	{ "allow kubectl get flag=-=x\n", 1, 24, EINVAL, "flag=" },
 	{ "allow git push bogus=x\n", 1, 16, EINVAL, "unknown condition" },
-	{ "allow git push flag=-f flag=-d\n", 1, 24, EINVAL, "twice" },
-	{ "allow git flag=-f push\n", 1, 19, EINVAL, "before conditions" },
-	{ "allow kubectl get refspec=+*\n", 1, 19, EINVAL, "refspec" },
+	{ "allow kubectl get flag=-n flag=-A\n", 1, 27, EINVAL, "twice" },
+	{ "allow kubectl flag=-n get\n", 1, 23, EINVAL, "before conditions" },
+	{ "allow kubectl get refspec=+*\n", 1, 19, EINVAL, "unknown condition" },
+	{ "allow git push flag=-f\n", 1, 16, EINVAL, "git rules take" },
+	{ "allow git push arg=x\n", 1, 16, EINVAL, "git rules take" },
 	{ "allow mytool sub\n", 1, 14, EINVAL, "no argument grammar" },
 	{ "allow mytool flag=-x\n", 1, 14, EINVAL, "grammar" },
 	{ "allow * push\n", 1, 9, EINVAL, "named tool" },
@@ -488,7 +398,7 @@ TEST(limits)
 	EXPECT_ERR(policy_parse(line, POLICY_MAX_LINE + 2, &p, &e), E2BIG);
 	EXPECT_EQ(e.line, 1);
 
-	s = list + sprintf(list, "allow git push arg=");
+	s = list + sprintf(list, "allow kubectl get arg=");
 	for (size_t i = 0; i < POLICY_MAX_PATTERNS + 1; i++)
 		s += sprintf(s, "%sx", i ? "," : "");
 	EXPECT_ERR(policy_parse(list, strlen(list), &p, &e), E2BIG);
@@ -575,32 +485,24 @@ TEST(url_normalisation_buffer_too_small)
 		   ENAMETOOLONG);
 }
 
-TEST(grammar_parses_git_spellings)
+TEST(grammar_git_is_the_relays_operation_only)
 {
-	const char *argv[] = { "git", "-C", "x", "--no-pager", "push", "-fu", "-o", "opt",
-			       "origin", "--", "+main", NULL };
+	/* git requests are the relay's {"git", OP}: no option is known any
+	 * more (they guarded host git, which is gone). */
+	const char *op[] = { "git", "push", NULL };
+	const char *opt[] = { "git", "-c", "x=y", "push", NULL };
 	struct toolgrammar_parse gp;
 
-	ASSERT_OK(toolgrammar_parse("git", argv, 11, &gp));
+	ASSERT_OK(toolgrammar_parse("git", op, 2, &gp));
 	ASSERT_TRUE(gp.has_grammar);
-	ASSERT_NULL(gp.error);
-	ASSERT_NULL(gp.refused);
-	ASSERT_EQ(gp.n_words, 3);
+	ASSERT_EQ(gp.n_words, 1);
 	EXPECT_STREQ(gp.words[0].word, "push");
-	EXPECT_STREQ(gp.words[1].word, "origin");
-	EXPECT_STREQ(gp.words[2].word, "+main");
-	EXPECT_TRUE(gp.words[2].after_dashdash);
-	ASSERT_EQ(gp.n_flags, 5);
-	EXPECT_STREQ(gp.flags[0].name, "-C");
-	EXPECT_STREQ(gp.flags[0].value, "x");
-	EXPECT_STREQ(gp.flags[1].name, "--no-pager");
-	EXPECT_STREQ(gp.flags[2].name, "--force");
-	EXPECT_STREQ(gp.flags[3].name, "--set-upstream");
-	EXPECT_STREQ(gp.flags[4].name, "--push-option");
-	EXPECT_STREQ(gp.flags[4].value, "opt");
-	EXPECT_TRUE(toolgrammar_flag_matches(&gp, &gp.flags[2], "-f"));
-	EXPECT_TRUE(toolgrammar_flag_matches(&gp, &gp.flags[2], "--force"));
-	EXPECT_FALSE(toolgrammar_flag_matches(&gp, &gp.flags[3], "-f"));
+	EXPECT_EQ(gp.n_flags, 0);
+	toolgrammar_parse_done(&gp);
+	ASSERT_OK(toolgrammar_parse("git", opt, 4, &gp));
+	ASSERT_EQ(gp.n_flags, 1);
+	EXPECT_FALSE(gp.flags[0].known);
+	EXPECT_TRUE(gp.refused == NULL);
 	toolgrammar_parse_done(&gp);
 }
 
@@ -645,5 +547,85 @@ TEST(evaluate_refuses_empty_request)
 	ASSERT_NOT_NULL(p);
 	EXPECT_ERR(policy_evaluate(p, &req, &v), EINVAL);
 	EXPECT_EQ(v.verdict, AUTHZ_DENY);
+	policy_free(p);
+}
+
+/* git relay requests, as execd/gitrelay.c builds them, against the shipped
+ * example: ls-remote/fetch from the forges, pushes to acme branches only,
+ * never forced, deleting, non-fast-forward or to the default branch. */
+static enum authz_verdict decide_git(const struct policy *p, const char *op, const char *url,
+				     const struct authz_git_update *ups, size_t n,
+				     struct policy_verdict *v)
+{
+	const char *argv[] = { "git", op, NULL };
+	struct authz_git g = { .op = op, .url = url, .updates = ups, .n_updates = n };
+	struct authz_request req = { .request_id = "t", .tool = "git", .argv = argv, .argc = 2,
+				     .destination = url, .git = &g };
+
+	if (policy_evaluate(p, &req, v) < 0)
+		return AUTHZ_VERDICT_MAX;
+	return v->verdict;
+}
+
+TEST(example_policy_git_relay)
+{
+	struct policy *p = load_example();
+	struct policy_verdict v;
+	const struct authz_git_update ok = { .src = "a", .dst = "refs/heads/feature", .ff = true };
+	const struct authz_git_update force = { .src = "a", .dst = "refs/heads/feature", .force = true,
+						.ff = false };
+	const struct authz_git_update nonff = { .src = "a", .dst = "refs/heads/feature", .ff = false };
+	const struct authz_git_update del = { .src = "", .dst = "refs/heads/feature",
+					      .delete_ref = true, .ff = false };
+	const struct authz_git_update dflt = { .src = "a", .dst = "refs/heads/main", .ff = true,
+					       .is_default = true };
+	const struct authz_git_update tag = { .src = "a", .dst = "refs/tags/v1", .ff = true };
+	const struct authz_git_update two[] = { ok, dflt };
+	const char *W = "https://github.com/acme/widget.git";
+
+	ASSERT_NOT_NULL(p);
+	EXPECT_EQ(decide_git(p, "ls-remote", "https://github.com/any/thing", NULL, 0, &v), AUTHZ_ALLOW);
+	EXPECT_EQ(decide_git(p, "fetch", "git@gitlab.com:x/y.git", NULL, 0, &v), AUTHZ_ALLOW);
+	EXPECT_EQ(decide_git(p, "fetch", "https://evil.example/x/y", NULL, 0, &v), AUTHZ_DENY);
+	EXPECT_EQ(decide_git(p, "fetch", "https://github.com/a/b/c", NULL, 0, &v), AUTHZ_DENY);
+	EXPECT_EQ(decide_git(p, "push", W, &ok, 1, &v), AUTHZ_ALLOW);
+	EXPECT_TRUE(strstr(v.reason, "acme") != NULL);
+	EXPECT_EQ(decide_git(p, "push", "ssh://git@github.com/acme/tools", &ok, 1, &v), AUTHZ_ALLOW);
+	EXPECT_EQ(decide_git(p, "push", "https://github.com/acme/other", &ok, 1, &v), AUTHZ_DENY);
+	EXPECT_TRUE(strstr(v.reason, "default deny") != NULL);
+	EXPECT_EQ(decide_git(p, "push", W, &force, 1, &v), AUTHZ_DENY);
+	EXPECT_TRUE(strstr(v.reason, "force") != NULL);
+	EXPECT_EQ(decide_git(p, "push", W, &nonff, 1, &v), AUTHZ_DENY);
+	EXPECT_TRUE(strstr(v.reason, "fast-forward") != NULL);
+	EXPECT_EQ(decide_git(p, "push", W, &del, 1, &v), AUTHZ_DENY);
+	EXPECT_TRUE(strstr(v.reason, "deleting") != NULL);
+	EXPECT_EQ(decide_git(p, "push", W, &dflt, 1, &v), AUTHZ_DENY);
+	EXPECT_TRUE(strstr(v.reason, "default branch") != NULL);
+	EXPECT_EQ(decide_git(p, "push", W, &tag, 1, &v), AUTHZ_DENY);
+	/* every update must be allowed; the denial names its ref */
+	EXPECT_EQ(decide_git(p, "push", W, two, 2, &v), AUTHZ_DENY);
+	EXPECT_TRUE(strstr(v.reason, "refs/heads/main: ") == v.reason);
+	EXPECT_EQ(decide_git(p, "push", W, two, 1, &v), AUTHZ_ALLOW);
+	/* a push with no update (list for-push is ls-remote) matches no ref= rule */
+	EXPECT_EQ(decide_git(p, "push", W, NULL, 0, &v), AUTHZ_DENY);
+	policy_free(p);
+}
+
+TEST(git_update_conditions_parse)
+{
+	static const char *const bad[] = {
+		"allow kubectl get ref=refs/heads/*\n", "allow git push force=maybe\n",
+		"allow git push ff=yes,no\n",          "allow git push ref=main\n",
+		"allow git push default=\n",
+	};
+	struct policy *p = NULL;
+	struct policy_error e;
+
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		EXPECT_ERR(policy_parse(bad[i], strlen(bad[i]), &p, &e), EINVAL);
+		EXPECT_TRUE(p == NULL);
+	}
+	p = parse_ok("allow git push ref=refs/heads/* force=no delete=no ff=yes default=no\n");
+	ASSERT_NOT_NULL(p);
 	policy_free(p);
 }

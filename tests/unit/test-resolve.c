@@ -42,6 +42,44 @@ TEST(resolv_conf_limit_and_empty)
 	EXPECT_EQ(resolve_parse_resolv_conf("nameserver", 10, s, 2), 0);
 }
 
+TEST(server_list_from_the_launcher)
+{
+	struct resolve_server s[RESOLVE_MAX_SERVERS];
+	char a[INET6_ADDRSTRLEN];
+
+	ASSERT_EQ(resolve_parse_server_list("198.51.100.53", s, RESOLVE_MAX_SERVERS), 1);
+	ASSERT_STREQ(inet_ntop(AF_INET, &s[0].addr.v4, a, sizeof(a)), "198.51.100.53");
+	ASSERT_EQ(resolve_parse_server_list(" 198.51.100.53, 2001:db8::53\t127.0.0.11,", s, RESOLVE_MAX_SERVERS), 3);
+	ASSERT_EQ(s[1].family, AF_INET6);
+	ASSERT_STREQ(inet_ntop(AF_INET6, &s[1].addr.v6, a, sizeof(a)), "2001:db8::53");
+	ASSERT_STREQ(inet_ntop(AF_INET, &s[2].addr.v4, a, sizeof(a)), "127.0.0.11");
+}
+
+TEST(server_list_refuses_anything_else)
+{
+	struct resolve_server s[2];
+
+	EXPECT_ERR(resolve_parse_server_list("", s, 2), EINVAL);
+	EXPECT_ERR(resolve_parse_server_list(" , ", s, 2), EINVAL);
+	EXPECT_ERR(resolve_parse_server_list("dns.example", s, 2), EINVAL);
+	EXPECT_ERR(resolve_parse_server_list("198.51.100.53,nope", s, 2), EINVAL);
+	EXPECT_ERR(resolve_parse_server_list("198.51.100.300", s, 2), EINVAL);
+	EXPECT_ERR(resolve_parse_server_list("fe80::1%eth0", s, 2), EINVAL);
+	EXPECT_ERR(resolve_parse_server_list("198.51.100.1 198.51.100.2 198.51.100.3", s, 2), E2BIG);
+}
+
+TEST(nameserver_lines_only)
+{
+	static const char text[] = "# code-sandbox upstream 10.201.0.1\nnameserver 127.0.0.1\nnameserver ::1\n";
+	struct resolve_server s[RESOLVE_MAX_SERVERS];
+
+	/* resolv.conf parsing prefers the upstream marks; this reads only
+	 * what the agent's resolver would use. */
+	ASSERT_EQ(resolve_parse_nameservers(text, sizeof(text) - 1, s, RESOLVE_MAX_SERVERS), 2);
+	ASSERT_EQ(s[0].family, AF_INET);
+	ASSERT_EQ(s[1].family, AF_INET6);
+}
+
 TEST(resolver_needs_servers)
 {
 	struct resolver *r = NULL;

@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# The git relay against a real remote: a loopback `git http-backend` over
+# HTTPS with basic auth, whose credential exists only in the daemon user's
+# home (tests/integration/gitrelay-common.sh). The agent side is plain git
+# with the image's system gitconfig and git-remote-sandbox: clone, fetch,
+# pull, push of a new branch and a fast-forward, pushes the static policy
+# refuses (non-fast-forward, the default branch, a repository it does not
+# name, force, delete), tags, a 50 MB binary file and a 10,000-commit
+# repository; the credential never reaches the agent, the audit log or the
+# daemon's log, and the agent cannot reach the remote without the relay.
+# Runs in its own network namespace (loopback only), pid and mount ones.
+set -uo pipefail
+: "${SOURCE_DIR:?}" "${BUILD_DIR:?}"
+# shellcheck source=tests/support/tap.sh
+. "$SOURCE_DIR/tests/support/tap.sh"
+tap_require_root
+if [ -z "${GR_IN_NS:-}" ]; then
+	exec unshare --net --pid --fork --mount --mount-proc env GR_IN_NS=1 "$0" "$@"
+fi
+# shellcheck source=tests/integration/gitrelay-common.sh
+. "$SOURCE_DIR/tests/integration/gitrelay-common.sh"
+gr_setup
+
+srv_repo r
+srv_repo other
+cat >"$T/policy.conf" <<POL
+allow git ls-remote,fetch dest=127.0.0.1:$PORT/*
+allow git push dest=127.0.0.1:$PORT/r ref=refs/heads/*,refs/tags/*
+deny git push force=yes reason="force pushes need review"
+deny git push delete=yes reason="deleting remote refs needs review"
+deny git push default=yes reason="the default branch is protected"
+deny git push ff=no reason="not a fast-forward"
+POL
+chmod 644 "$T/policy.conf"
+gr_conf "backend = static" "policy_file = $T/policy.conf"
+gr_start || { echo "Bail out! daemon did not start"; cat "$T/daemon.log"; exit 1; }
+cd "$T/ws" || exit 1
+
+# --- without the relay, the agent has no way in ----------------------------
+st=0
+agent_direct git ls-remote "$BASE/r.git" >/dev/null 2>"$T/err" || st=$?
+check "the agent's own git, bypassing the helper, gets no credential (401)" "$st" -ne 0
+st=0
+agent git -c protocol.https.allow=always -c url.https://.insteadOf=https:// \
+	ls-remote "$BASE/r.git" >/dev/null 2>&1 || st=$?
+check "... nor with its own insteadOf overriding the system config" "$st" -ne 0
+
+# --- reading ------------------------------------------------------------------
+out=$(agent git ls-remote "$BASE/r.git" 2>"$T/err")
+check "ls-remote through the relay" "$(echo "$out" | grep -c 'refs/heads/main')" -eq 1
+ok "clone through the relay" agent git clone -q "$BASE/r.git" c
+check "... the clone has the commit" "$(agent git -C c log --format=%s main)" = "seed r"
+check "... and origin is the plain URL the agent typed" "$(agent git -C c config remote.origin.url)" = "$BASE/r.git"
+srv_commit r "upstream one"
+ok "fetch of one new commit" agent git -C c fetch -q origin
+check "... origin/main has it" "$(agent git -C c log -1 --format=%s origin/main)" = "upstream one"
+srv_commit r "upstream two"
+ok "pull with new commits" agent git -C c pull -q --ff-only
+check "... main has them" "$(agent git -C c log -1 --format=%s main)" = "upstream two"
+ok "clone with scp-style rewritten to the same remote is refused cleanly (not a host path)" \
+	sh -c "! agent git ls-remote 127.0.0.1:/srv/x 2>/dev/null"
+
+# --- pushing ------------------------------------------------------------------
+agent git -C c switch -q -c feature
+agent git -C c commit -q --allow-empty -m "feature one"
+ok "push of a new branch" agent git -C c push -q origin feature
+check "... the remote has it" "$(srv_git -C "$T/srv/r.git" log -1 --format=%s feature)" = "feature one"
+agent git -C c commit -q --allow-empty -m "feature two"
+ok "push of a fast-forward" agent git -C c push -q origin feature
+check "... the remote moved" "$(srv_git -C "$T/srv/r.git" log -1 --format=%s feature)" = "feature two"
+
+expect_denied() { # expect_denied NAME PATTERN CMD...
+	local name=$1 pat=$2 st=0
+	shift 2
+	agent "$@" >"$T/out" 2>"$T/err" || st=$?
+	if [ "$st" -ne 0 ] && grep -q -- "$pat" "$T/err"; then
+		tap_result 0 "$name"
+	else
+		diag "status $st: $(cat "$T/err")"
+		tap_result 1 "$name"
+	fi
+}
+before=$(srv_git -C "$T/srv/r.git" rev-parse feature)
+agent git -C c reset -q --hard HEAD~1
+agent git -C c commit -q --allow-empty -m "rewritten"
+# git itself refuses a non-fast-forward before asking the helper (it has the
+# remote's tips from list for-push); the policy's ff=no is the net below.
+expect_denied "non-fast-forward push: refused" "non-fast-forward\|not a fast-forward" git -C c push origin feature
+expect_denied "force push: denied by the policy" "force pushes need review" git -C c push -f origin feature
+check "... the remote branch did not move" "$(srv_git -C "$T/srv/r.git" rev-parse feature)" = "$before"
+agent git -C c switch -q main
+agent git -C c commit -q --allow-empty -m "straight to main"
+expect_denied "push to the default branch: denied (protected)" "protected" git -C c push origin main
+expect_denied "delete of a remote branch: denied" "deleting" git -C c push origin :feature
+check "... main and feature are as they were" \
+	"$(srv_git -C "$T/srv/r.git" log -1 --format=%s main)/$(srv_git -C "$T/srv/r.git" rev-parse feature)" = "upstream two/$before"
+ok "fetch from a repository the policy does not name for pushes" agent git clone -q "$BASE/other.git" o
+agent git -C o commit -q --allow-empty -m "not allowed here"
+agent git -C o push origin HEAD:refs/heads/x >/dev/null 2>"$T/err"
+check "push to a repository the policy does not name: denied (default deny)" \
+	"$(grep -c 'default deny' "$T/err")" -ge 1
+check "... the remote has no such branch" "$(srv_git -C "$T/srv/other.git" branch --list x | wc -l)" -eq 0
+st=0
+agent git ls-remote "$BASE/../r.git" >/dev/null 2>&1 || st=$?
+check "a URL with '..' is refused" "$st" -ne 0
+
+# --- tags ---------------------------------------------------------------------
+agent git -C c switch -q feature
+agent git -C c reset -q --hard "origin/feature"
+agent git -C c tag light
+agent git -C c tag -a -m "annotated" v1.0
+ok "push of a lightweight and an annotated tag" agent git -C c push -q origin light v1.0
+check "... the remote has both" "$(srv_git -C "$T/srv/r.git" tag | sort | tr '\n' ' ')" = "light v1.0 "
+check "... the annotated one as a tag object" "$(srv_git -C "$T/srv/r.git" cat-file -t v1.0)" = tag
+ok "a new clone gets the tags" agent git clone -q "$BASE/r.git" c2
+check "... both" "$(agent git -C c2 tag | sort | tr '\n' ' ')" = "light v1.0 "
+
+# --- a 50 MB binary file --------------------------------------------------------
+head -c 52428800 /dev/urandom >"$T/big.bin"
+cp "$T/big.bin" c/big.bin && chown "$GR_USER:" c/big.bin
+agent git -C c add big.bin
+agent git -C c commit -q -m "50 MB"
+ok "push of a 50 MB binary file" agent git -C c push -q origin feature
+ok "clone of it elsewhere" agent git clone -q -b feature "$BASE/r.git" c3
+check "... the same bytes" "$(sha256sum <c3/big.bin | cut -d' ' -f1)" = "$(sha256sum <"$T/big.bin" | cut -d' ' -f1)"
+
+# --- a 10,000-commit repository ---------------------------------------------
+srv_big_history big 10000
+ok "clone of a 10,000-commit repository" agent git clone -q "$BASE/big.git" b
+check "... all 10,000 commits" "$(agent git -C b rev-list --count HEAD)" -eq 10000
+check "... and a clean work tree" "$(agent git -C b status --porcelain | wc -l)" -eq 0
+
+# --- a client that goes away mid-operation ------------------------------------------
+# The helper killed (Ctrl-C) while the daemon's git works for it: the
+# daemon kills that git instead of finishing the operation for nobody.
+setsid bash -c "$(declare -f agent); T='$T'; GR_RUN_AS=(${GR_RUN_AS[*]}); agent git clone -q '$BASE/big.git' gone" \
+	>/dev/null 2>&1 &
+gone=$!
+wait_until 20 pgrep -P "$GR_DAEMON_PID" -x git >/dev/null
+kill -KILL -- "-$gone" 2>/dev/null
+wait "$gone" 2>/dev/null
+ok "the daemon's git for a client that hung up is killed" \
+	wait_until 10 sh -c "! pgrep -P $GR_DAEMON_PID -x git >/dev/null"
+check "... and the operation is audited as disconnected" \
+	"$(grep -c '"type":"end".*"outcome":"disconnected"' "$T/state/audit.jsonl")" -ge 1
+
+# --- what the host kept -----------------------------------------------------------
+check "the credential is nowhere in the agent's files" "$(grep -rl "$GR_PASS" "$T/agent" "$T/ws" 2>/dev/null | wc -l)" -eq 0
+check "... nor in the audit log" "$(grep -c "$GR_PASS" "$T/state/audit.jsonl")" -eq 0
+check "... nor in the daemon's log" "$(grep -c "$GR_PASS" "$T/daemon.log")" -eq 0
+check "the server saw only authenticated relay requests or credential-less ones" \
+	"$(grep -c "$GR_PASS" "$T/server.log")" -eq 0
+check "push decisions carry the ref updates" \
+	"$(grep '"type":"decision"' "$T/state/audit.jsonl" | grep '"op":"push"' | grep -c '"dst":"refs/heads/feature"')" -ge 2
+check "... the denied force push with force and ff as the cache computed them" \
+	"$(grep '"verdict":"deny"' "$T/state/audit.jsonl" | grep -c '"force":true,"delete":false,"ff":false')" -ge 1
+ok "the audit chain verifies" "$T/bin/sandbox-execd" --verify-audit "$T/state/audit.jsonl"
+check "the cache directory is private" "$(stat -c %a "$T/state/git-cache")" = 700
+cfgs=$(cat "$T"/state/git-cache/*.git/config)
+check "cache configs: no include, alias or hook key other than hooksPath=/dev/null" \
+	"$(echo "$cfgs" | grep -ci 'include\|alias\|fsmonitor = [^f]\|hookspath = [^/]')" -eq 0
+check "... the user's credential helper was copied from the global config" \
+	"$(echo "$cfgs" | grep -c 'helper = store')" -ge 1
+check "no hooks directory in any cache" "$(find "$T/state/git-cache" -maxdepth 2 -name hooks | wc -l)" -eq 0
+
+# --- the exec backend sees the same fields -------------------------------------------
+cat >"$T/exec-policy.py" <<PY
+#!/usr/bin/python3
+import json, sys
+req = json.load(sys.stdin)
+with open("$T/exec-requests.jsonl", "a") as f:
+    f.write(json.dumps(req) + "\\n")
+g = req.get("git") or {}
+ok = g.get("op") in ("ls-remote", "fetch") or all(
+    u["dst"].startswith("refs/heads/exec-") and not u["force"] for u in g.get("updates", []))
+print(json.dumps({"decision": "approved" if ok else "denied", "reason": "exec policy"}))
+PY
+chmod 755 "$T/exec-policy.py"
+touch "$T/exec-requests.jsonl" && chmod 666 "$T/exec-requests.jsonl"
+gr_stop
+gr_conf "backend = exec" "exec_program = $T/exec-policy.py"
+gr_start || { echo "Bail out! daemon did not restart (exec)"; exit 1; }
+agent git -C c switch -q -c exec-branch feature
+agent git -C c commit -q --allow-empty -m "for the exec policy"
+ok "exec backend: a push it approves" agent git -C c push -q origin exec-branch:refs/heads/exec-ok
+nok "exec backend: a push it denies" agent git -C c push -q origin exec-branch:refs/heads/other
+check "... it saw op, url and the ref update with ff and force" \
+	"$(grep -c '"git": {"op": "push", "url": "https://127.0.0.1:'"$PORT"'/r.git", "updates": \[{"src": "[0-9a-f]*", "dst": "refs/heads/exec-ok", "old": "", "force": false, "delete": false, "ff": true' "$T/exec-requests.jsonl")" -ge 1
+
+# --- concurrency and pruning ------------------------------------------------------
+pids=()
+for i in 1 2 3 4; do
+	agent git clone -q "$BASE/r.git" "par$i" >/dev/null 2>&1 &
+	pids+=($!)
+done
+st=0
+for p in "${pids[@]}"; do wait "$p" || st=$?; done
+check "four concurrent clones of one URL (serialised on its cache) all succeed" "$st" -eq 0
+gr_stop
+gr_conf "backend = static" "policy_file = $T/policy.conf" "git_max_caches = 1"
+gr_start || { echo "Bail out! daemon did not restart"; exit 1; }
+agent git ls-remote "$BASE/r.git" >/dev/null 2>&1
+agent git ls-remote "$BASE/other.git" >/dev/null 2>&1
+# Pruning runs after the reply: poll for it.
+one_cache() { [ "$(find "$T/state/git-cache" -maxdepth 1 -name '*.git' | wc -l)" -eq 1 ]; }
+ok "git_max_caches = 1: the least recently used cache is pruned" wait_until 10 one_cache
+gr_stop
+gr_conf "backend = static" "policy_file = $T/policy.conf" "git_max_cache_mb = 1"
+gr_start || { echo "Bail out! daemon did not restart"; exit 1; }
+agent git ls-remote "$BASE/r.git" >/dev/null 2>&1
+pruned_by_size() { grep -q 'larger than git_max_cache_mb' "$T/daemon.log" && one_cache; }
+ok "git_max_cache_mb = 1: older caches go until the rest fits (the newest, 50 MB, stays)" \
+	wait_until 10 pruned_by_size
+gr_stop
+gr_check_daemon_log
+tap_done
