@@ -32,6 +32,18 @@
 #include "macros.h"
 
 #define AUDIT_SCAN_CHUNK 65536
+#define AUDIT_AGG_SLOTS 256       /* peers x error kinds counted at once */
+#define AUDIT_AGG_WINDOW_MS 1000  /* one "refused" record per slot per window */
+
+/* Refusals counted, not yet written (audit_count_refusal). */
+struct audit_agg {
+	bool used;
+	struct audit_refusal note; /* the first refusal; ids copied below */
+	uint64_t count;
+	struct timespec first, last;
+	long long deadline_ms; /* CLOCK_MONOTONIC: when the window closes */
+	char first_id[EXECD_REQUEST_ID_LEN], last_id[EXECD_REQUEST_ID_LEN];
+};
 
 struct audit {
 	pthread_mutex_t lock;      /* orders writes and the chain */
@@ -42,6 +54,12 @@ struct audit {
 	struct auditrec_chain chain;
 	char *path;
 	bool failed; /* a write could not be undone: refuse everything after */
+
+	pthread_mutex_t agg_lock; /* the counted refusals and the flusher */
+	pthread_cond_t agg_cond;
+	pthread_t flusher;
+	bool flusher_started, stopping;
+	struct audit_agg agg[AUDIT_AGG_SLOTS];
 };
 
 static int mkdir_parents(const char *path)
@@ -163,24 +181,34 @@ static int sync_upto(struct audit *a, off_t end)
 	return r;
 }
 
-/* Formats (via fmt) and appends one record, then waits until it is durable. */
-static int audit_append(struct audit *a, int (*fmt)(const struct auditrec_chain *, const void *,
-						  char **, size_t *),
-			const void *rec)
+typedef int (*audit_fmt_fn)(const struct auditrec_chain *, const void *, char **, size_t *);
+
+/* Formats (via fmt) and appends one record; *ret_end: the file size after
+ * it, for sync_upto(). */
+static int audit_append_nosync(struct audit *a, audit_fmt_fn fmt, const void *rec, off_t *ret_end)
 {
 	char *line = NULL;
 	size_t len;
-	off_t end = 0;
 	int r;
 
 	pthread_mutex_lock(&a->lock);
 	r = fmt(&a->chain, rec, &line, &len);
 	if (r >= 0)
-		r = append_locked(a, line, len, &end);
+		r = append_locked(a, line, len, ret_end);
 	else
 		log_error_errno(r, "Failed to format an audit record: %s", strerror(-r));
 	pthread_mutex_unlock(&a->lock);
 	free(line);
+	return r;
+}
+
+/* Formats (via fmt) and appends one record, then waits until it is durable. */
+static int audit_append(struct audit *a, audit_fmt_fn fmt, const void *rec)
+{
+	off_t end = 0;
+	int r;
+
+	r = audit_append_nosync(a, fmt, rec, &end);
 	if (r < 0)
 		return r;
 	return sync_upto(a, end);
@@ -194,6 +222,167 @@ static int fmt_decision(const struct auditrec_chain *c, const void *rec, char **
 static int fmt_end(const struct auditrec_chain *c, const void *rec, char **l, size_t *n)
 {
 	return auditrec_format_end(c, rec, l, n);
+}
+
+static int fmt_refused(const struct auditrec_chain *c, const void *rec, char **l, size_t *n)
+{
+	return auditrec_format_refused(c, rec, l, n);
+}
+
+static long long mono_ms(void)
+{
+	struct timespec t;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Writes the given counted slots as "refused" records with one fdatasync
+ * for all of them. Called without agg_lock. */
+static void write_aggregates(struct audit *a, const struct audit_agg *slots, size_t n)
+{
+	off_t end = 0;
+	bool any = false;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct audit_agg *g = &slots[i];
+		struct auditrec_refused rec = {
+			.first = g->first,
+			.last = g->last,
+			.peer_uid = g->note.peer_uid,
+			.peer_gid = g->note.peer_gid,
+			.peer_pid = g->note.peer_pid,
+			.peer_key = g->note.peer_key,
+			.error = g->note.error,
+			.count = g->count,
+			.first_id = g->first_id,
+			.last_id = g->last_id,
+		};
+
+		if (audit_append_nosync(a, fmt_refused, &rec, &end) >= 0)
+			any = true;
+		log_info("refused %llu request(s) of peer uid=%u pid=%d: %s",
+			 (unsigned long long)g->count, (unsigned)g->note.peer_uid,
+			 (int)g->note.peer_pid, g->note.error);
+	}
+	if (any)
+		(void)sync_upto(a, end); /* logged there */
+}
+
+/* Takes the slots whose window closed (all of them when `all`) out of the
+ * table into out (AUDIT_AGG_SLOTS entries). Under agg_lock. Returns how
+ * many; *ret_next: the earliest deadline left, or -1. */
+static size_t take_due_locked(struct audit *a, bool all, struct audit_agg *out, long long *ret_next)
+{
+	long long now = mono_ms(), next = -1;
+	size_t n = 0;
+
+	for (size_t i = 0; i < AUDIT_AGG_SLOTS; i++) {
+		struct audit_agg *g = &a->agg[i];
+
+		if (!g->used)
+			continue;
+		if (all || g->deadline_ms <= now) {
+			out[n++] = *g;
+			g->used = false;
+		} else if (next < 0 || g->deadline_ms < next)
+			next = g->deadline_ms;
+	}
+	*ret_next = next;
+	return n;
+}
+
+/* The flusher: writes each counted slot when its window closes, and all of
+ * them at audit_close(). */
+static void *flusher_main(void *arg)
+{
+	struct audit *a = arg;
+	static struct audit_agg due[AUDIT_AGG_SLOTS]; /* only this thread uses it */
+
+	pthread_mutex_lock(&a->agg_lock);
+	for (;;) {
+		long long next;
+		bool stop = a->stopping;
+		size_t n = take_due_locked(a, stop, due, &next);
+
+		if (n > 0) {
+			pthread_mutex_unlock(&a->agg_lock);
+			write_aggregates(a, due, n);
+			pthread_mutex_lock(&a->agg_lock);
+			continue;
+		}
+		if (stop)
+			break;
+		if (next < 0)
+			(void)pthread_cond_wait(&a->agg_cond, &a->agg_lock);
+		else {
+			struct timespec ts;
+			long long wait = next - mono_ms();
+
+			(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+			if (wait > 0) {
+				ts.tv_sec += wait / 1000;
+				ts.tv_nsec += (wait % 1000) * 1000000;
+				if (ts.tv_nsec >= 1000000000) {
+					ts.tv_sec++;
+					ts.tv_nsec -= 1000000000;
+				}
+				(void)pthread_cond_timedwait(&a->agg_cond, &a->agg_lock, &ts);
+			}
+		}
+	}
+	pthread_mutex_unlock(&a->agg_lock);
+	return NULL;
+}
+
+void audit_count_refusal(struct audit *a, const struct audit_refusal *n)
+{
+	struct audit_agg *slot = NULL, *free_slot = NULL;
+	struct timespec now;
+	bool full = false;
+
+	(void)clock_gettime(CLOCK_REALTIME, &now);
+	pthread_mutex_lock(&a->agg_lock);
+	for (size_t i = 0; i < AUDIT_AGG_SLOTS; i++) {
+		struct audit_agg *g = &a->agg[i];
+
+		if (!g->used) {
+			if (!free_slot)
+				free_slot = g;
+			continue;
+		}
+		if (g->note.peer_key == n->peer_key && g->note.peer_uid == n->peer_uid &&
+		    strcmp(g->note.error, n->error) == 0) {
+			slot = g;
+			break;
+		}
+	}
+	if (!slot && !free_slot)
+		full = true;
+	else if (!slot) {
+		slot = free_slot;
+		*slot = (struct audit_agg){ .used = true, .note = *n, .first = now,
+					    .deadline_ms = mono_ms() + AUDIT_AGG_WINDOW_MS };
+		slot->note.id = NULL; /* borrowed: copied into first_id/last_id */
+		(void)snprintf(slot->first_id, sizeof(slot->first_id), "%s", n->id ? n->id : "");
+		pthread_cond_signal(&a->agg_cond);
+	}
+	if (slot) {
+		slot->count++;
+		slot->last = now;
+		(void)snprintf(slot->last_id, sizeof(slot->last_id), "%s", n->id ? n->id : "");
+	}
+	pthread_mutex_unlock(&a->agg_lock);
+	if (full) {
+		/* More distinct peers than slots within one window: this one is
+		 * written at once, alone (still counted, never dropped). */
+		struct audit_agg one = { .used = true, .note = *n, .count = 1, .first = now,
+					 .last = now };
+
+		(void)snprintf(one.first_id, sizeof(one.first_id), "%s", n->id ? n->id : "");
+		(void)snprintf(one.last_id, sizeof(one.last_id), "%s", n->id ? n->id : "");
+		write_aggregates(a, &one, 1);
+	}
 }
 
 static int fmt_recovery(const struct auditrec_chain *c, const void *rec, char **l, size_t *n)
@@ -287,11 +476,27 @@ int audit_open(const char *path, struct audit **ret)
 		if (r != 0)
 			pthread_mutex_destroy(&a->lock);
 	}
+	if (r == 0) {
+		pthread_condattr_t ca;
+
+		r = pthread_mutex_init(&a->agg_lock, NULL);
+		if (r == 0 && (pthread_condattr_init(&ca) != 0 ||
+			       pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
+			       pthread_cond_init(&a->agg_cond, &ca) != 0))
+			r = EINVAL;
+	}
 	if (r != 0) {
 		free(a->path);
 		safe_close(a->fd);
 		return log_error_errno(-r, "Failed to create the audit locks: %s", strerror(r));
 	}
+	r = pthread_create(&a->flusher, NULL, flusher_main, a);
+	if (r != 0) {
+		free(a->path);
+		safe_close(a->fd);
+		return log_error_errno(-r, "Failed to start the audit flusher: %s", strerror(r));
+	}
+	a->flusher_started = true;
 	if (torn > 0) {
 		struct auditrec_recovery rec = { .torn_bytes = (uint64_t)torn };
 
@@ -322,11 +527,23 @@ void audit_close(struct audit *a)
 {
 	if (!a)
 		return;
+	if (a->flusher_started) {
+		/* Writes every refusal still being counted. */
+		pthread_mutex_lock(&a->agg_lock);
+		a->stopping = true;
+		pthread_cond_signal(&a->agg_cond);
+		pthread_mutex_unlock(&a->agg_lock);
+		(void)pthread_join(a->flusher, NULL);
+	}
 	log_info("Audit log '%s' closed at seq %llu, head %s", a->path,
 		 (unsigned long long)a->chain.seq, a->chain.prev);
 	safe_close(a->fd);
 	pthread_mutex_destroy(&a->lock);
 	pthread_mutex_destroy(&a->sync_lock);
+	if (a->flusher_started) {
+		pthread_mutex_destroy(&a->agg_lock);
+		pthread_cond_destroy(&a->agg_cond);
+	}
 	free(a->path);
 	free(a);
 }

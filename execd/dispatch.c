@@ -31,6 +31,7 @@
 
 #define DISPATCH_MAX_ENV (64 + AUTHZ_MAX_ENV)
 #define DISPATCH_REPLY_TIMEOUT_MS 2000
+#define DISPATCH_MAX_DRAIN ((size_t)256 * 1024) /* unread bytes discarded before close */
 
 /* Variables passed from the daemon's own environment to commands: identity,
  * locale, and the credential channels a host tool legitimately uses (ssh
@@ -63,7 +64,7 @@ static const char *const env_fixed[] = {
 	"AWS_PAGER=",
 	"TF_INPUT=0",
 };
-_Static_assert(ELEMENTSOF(env_allowlist) + ELEMENTSOF(env_fixed) <= DISPATCH_MAX_ENV - AUTHZ_MAX_ENV,
+_Static_assert(ELEMENTSOF(env_allowlist) + ELEMENTSOF(env_fixed) + 4 <= DISPATCH_MAX_ENV - AUTHZ_MAX_ENV,
 	       "DISPATCH_MAX_ENV too small");
 
 struct req_state {
@@ -71,8 +72,8 @@ struct req_state {
 	int conn;
 	struct ucred cred;
 	uint64_t peer_key;
-	bool peer_counted;
-	bool active_counted;
+	bool counted; /* holds a place (sched.c) until release_limits() */
+	bool authenticated; /* refusals before this are counted, not recorded one by one */
 	char id[EXECD_REQUEST_ID_LEN];
 	struct timespec t0;     /* request accepted: frame deadline */
 	struct timespec t_exec; /* command started: its timeout and duration */
@@ -88,6 +89,7 @@ struct req_state {
 	int cwd_fd;
 	char *destination;
 	const char *tool_path;
+	struct toolrun tr; /* private directory, file arguments (toolrun.c) */
 };
 
 static long long elapsed_ms(const struct timespec *t0)
@@ -208,6 +210,34 @@ static int recv_exact(struct req_state *s, uint8_t *buf, size_t n, const struct 
 	return 0;
 }
 
+/* True when the peer has sent bytes beyond the request frame. The protocol
+ * has nothing after it, so such bytes make the request malformed: it is
+ * answered as such (not dropped with a reset, which is what closing a Unix
+ * socket with unread data gives the peer). */
+static bool has_trailing_bytes(int fd)
+{
+	char c;
+
+	return recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+}
+
+/* Reads and discards what the peer sent and we did not read (bounded), so
+ * that closing does not turn into ECONNRESET on its side before it has read
+ * our reply (the kernel resets a Unix stream peer when unread data is
+ * discarded). A peer that keeps sending past the bound gets the reset. */
+static void drain_input(int fd)
+{
+	char buf[4096];
+
+	for (size_t total = 0; total < DISPATCH_MAX_DRAIN;) {
+		ssize_t k = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (k <= 0)
+			break;
+		total += (size_t)k;
+	}
+}
+
 /* ---- limits ---- */
 
 /* Which container a peer belongs to: its pid namespace. Peers of one
@@ -215,7 +245,7 @@ static int recv_exact(struct req_state *s, uint8_t *buf, size_t n, const struct 
  * cannot be read (process gone, /proc hidden) the uid stands in. The pid can
  * be recycled between SO_PEERCRED and the stat: at worst a request is
  * counted against another container, it never escapes the total limit. */
-static uint64_t peer_key(const struct ucred *c)
+uint64_t dispatch_peer_key(const struct ucred *c)
 {
 	char p[64];
 	struct stat st;
@@ -226,57 +256,14 @@ static uint64_t peer_key(const struct ucred *c)
 	return ((uint64_t)1 << 32) + c->uid;
 }
 
-static bool peer_acquire(struct execd *d, uint64_t key)
-{
-	struct execd_peer *free_slot = NULL, *slot = NULL;
-	bool ok = false;
-
-	pthread_mutex_lock(&d->lock);
-	for (size_t i = 0; i < EXECD_MAX_PEERS; i++) {
-		if (d->peers[i].n > 0 && d->peers[i].key == key) {
-			slot = &d->peers[i];
-			break;
-		}
-		if (d->peers[i].n == 0 && !free_slot)
-			free_slot = &d->peers[i];
-	}
-	if (!slot && free_slot) {
-		slot = free_slot;
-		slot->key = key;
-	}
-	if (slot && slot->n < d->conf->max_concurrent_per_peer) {
-		slot->n++;
-		ok = true;
-	}
-	pthread_mutex_unlock(&d->lock);
-	return ok;
-}
-
-static void peer_release(struct execd *d, uint64_t key)
-{
-	pthread_mutex_lock(&d->lock);
-	for (size_t i = 0; i < EXECD_MAX_PEERS; i++)
-		if (d->peers[i].n > 0 && d->peers[i].key == key) {
-			d->peers[i].n--;
-			break;
-		}
-	pthread_mutex_unlock(&d->lock);
-}
-
 /* Gives back the request's places in the per-container and total limits
  * (once the caller has its answer; the worker may still be writing the end
  * record, which EXECD_EXTRA_THREADS bounds). */
 static void release_limits(struct req_state *s)
 {
-	if (s->peer_counted) {
-		peer_release(s->d, s->peer_key);
-		s->peer_counted = false;
-	}
-	if (s->active_counted) {
-		pthread_mutex_lock(&s->d->lock);
-		s->d->active--;
-		pthread_mutex_unlock(&s->d->lock);
-		s->active_counted = false;
+	if (s->counted) {
+		sched_release(s->d, s->peer_key);
+		s->counted = false;
 	}
 }
 
@@ -338,12 +325,39 @@ static const char *loggable_tool(const char *t)
 	return t;
 }
 
+/* Before authentication a refusal costs no disk write of its own: a flood
+ * of wrong tokens, garbage or busy connections is counted per peer and
+ * written as one record per second (audit_count_refusal), so it cannot turn
+ * the log's fsyncs against the other containers. After it, each refusal is
+ * a full decision record. */
+static void count_refusal(struct execd *d, const struct ucred *cred, uint64_t key,
+			  const char *error, const char *id)
+{
+	struct audit_refusal n = {
+		.peer_key = key,
+		.peer_uid = cred->uid,
+		.peer_gid = cred->gid,
+		.peer_pid = cred->pid,
+		.error = error,
+		.id = id,
+	};
+
+	audit_count_refusal(d->audit, &n);
+}
+
 static void refuse(struct req_state *s, enum wire_error e, const struct authz_decision *dec,
 		   const char *msg)
 {
-	(void)audit_decision(s, false, wire_error_to_string(e), dec);
-	log_info("request %s peer uid=%u pid=%d tool '%s': refused: %s", s->id, (unsigned)s->cred.uid,
-		 (int)s->cred.pid, loggable_tool(s->req.tool), wire_error_to_string(e));
+	if (!s->authenticated) {
+		count_refusal(s->d, &s->cred, s->peer_key, wire_error_to_string(e), s->id);
+		log_debug("request %s peer uid=%u pid=%d: refused: %s", s->id, (unsigned)s->cred.uid,
+			  (int)s->cred.pid, wire_error_to_string(e));
+	} else {
+		(void)audit_decision(s, false, wire_error_to_string(e), dec);
+		log_info("request %s peer uid=%u pid=%d tool '%s': refused: %s", s->id,
+			 (unsigned)s->cred.uid, (int)s->cred.pid, loggable_tool(s->req.tool),
+			 wire_error_to_string(e));
+	}
 	dispatch_reply_error(s->conn, e, msg);
 }
 
@@ -431,6 +445,8 @@ static void build_env(struct req_state *s, const struct authz_decision *dec, con
 		env[n++] = s->d->base_env[i];
 	for (size_t i = 0; i < ELEMENTSOF(env_fixed); i++)
 		env[n++] = env_fixed[i];
+	for (size_t i = 0; i < s->tr.n_env; i++)
+		env[n++] = s->tr.env[i];
 	for (size_t i = 0; i < dec->n_env && n < DISPATCH_MAX_ENV; i++) {
 		bool replaced = false;
 
@@ -463,10 +479,12 @@ static void run_command(struct req_state *s, const struct authz_decision *dec)
 	{
 		struct spawn_params p = {
 			.path = s->tool_path,
-			.argv = (char *const *)s->argv,
+			.argv = (char *const *)(s->tr.argv ? s->tr.argv : s->argv),
 			.envp = (char *const *)env,
-			.cwd_fd = s->cwd_fd,
-			.fds = { s->fds[0], s->fds[1], s->fds[2] },
+			.cwd_fd = s->tr.priv_fd >= 0 ? s->tr.priv_fd : s->cwd_fd,
+			.fds = { s->tr.null_fd >= 0 ? s->tr.null_fd : s->fds[0], s->fds[1], s->fds[2] },
+			.extra_fds = s->tr.fds,
+			.n_extra = s->tr.n_fds,
 		};
 
 		/* The timeout counts from here: a backend that took its time
@@ -510,13 +528,14 @@ static void run_command(struct req_state *s, const struct authz_decision *dec)
 			outcome = "shutdown";
 			break;
 		}
-		if (pfd[1].revents & (POLLHUP | POLLRDHUP | POLLERR)) {
-			outcome = "disconnected";
+		if (pfd[1].revents & POLLIN && has_trailing_bytes(s->conn)) {
+			/* The protocol has nothing after the request: a peer
+			 * that sends more has its command stopped and is told
+			 * why (malformed), before a hang-up is looked at. */
+			outcome = "malformed";
 			break;
 		}
-		if (pfd[1].revents & POLLIN) {
-			/* The protocol has nothing after the request: a peer
-			 * that sends more is dropped, and so is its command. */
+		if (pfd[1].revents & (POLLHUP | POLLRDHUP | POLLERR | POLLIN)) {
 			outcome = "disconnected";
 			break;
 		}
@@ -539,6 +558,10 @@ static void run_command(struct req_state *s, const struct authz_decision *dec)
 	} else if (strcmp(outcome, "signaled") == 0 && code >= 1 && code <= 127) {
 		rep.kind = WIRE_REPLY_SIGNALED;
 		rep.code = code;
+	} else if (strcmp(outcome, "malformed") == 0) {
+		rep.error = WIRE_ERROR_MALFORMED;
+		(void)snprintf(rep.message, sizeof(rep.message),
+			       "bytes after the request frame; the command was stopped");
 	} else if (strcmp(outcome, "timeout") == 0) {
 		rep.error = WIRE_ERROR_TIMEOUT;
 		(void)snprintf(rep.message, sizeof(rep.message),
@@ -568,34 +591,21 @@ static void handle(struct req_state *s)
 	uint8_t hdr[WIRE_HEADER_SIZE];
 	_cleanup_free_ uint8_t *frame = NULL;
 	struct wire_header h;
-	socklen_t cl = sizeof(s->cred);
 	const struct execdconf_tool *tool;
 	char msg[WIRE_MAX_MESSAGE];
 	int r;
 
-	if (getsockopt(s->conn, SOL_SOCKET, SO_PEERCRED, &s->cred, &cl) < 0) {
-		log_error_errno(-errno, "SO_PEERCRED failed: %s", strerror(errno));
-		return;
-	}
 
-	/* 0. Per-container limit, before the frame: a connection holds one of
-	 * the max_concurrent places from accept() on, and the token proves
-	 * nothing about which container is talking (each can read its own).
-	 * Counted only after reading, silent connections from one container
-	 * would hold every place for request_read_timeout_ms and lock all the
-	 * others out. */
-	s->peer_key = peer_key(&s->cred);
-	if (!peer_acquire(d, s->peer_key)) {
-		/* Audited without the request, which is not read. */
-		refuse(s, WIRE_ERROR_BUSY, NULL, "too many concurrent requests from this container");
-		return;
-	}
-	s->peer_counted = true;
-
+	/* 0. The per-container limit was taken at accept() (sched.c). */
 	/* 1. Receive the frame: header (with the fds), then the payload. */
 	r = recv_exact(s, hdr, sizeof(hdr), &s->t0, d->conf->request_read_timeout_ms, true);
-	if (r == -ECONNRESET)
-		return; /* connected and left: nothing was asked */
+	if (r == -ECONNRESET) {
+		/* Connected and left: nothing was asked, but a connect/close
+		 * flood is worth a count (socket activation's empty probe
+		 * costs one record). */
+		count_refusal(d, &s->cred, s->peer_key, "empty", s->id);
+		return;
+	}
 	if (r >= 0)
 		r = wire_parse_header(hdr, sizeof(hdr), d->conf->max_frame, &h);
 	if (r >= 0 && h.type != WIRE_TYPE_REQUEST && h.type != WIRE_TYPE_GIT)
@@ -624,6 +634,10 @@ static void handle(struct req_state *s)
 					d->conf->max_frame, &s->req);
 	if (r >= 0 && s->n_fds != WIRE_REQUEST_FDS)
 		r = -EBADMSG;
+	if (r >= 0 && has_trailing_bytes(s->conn)) {
+		refuse(s, WIRE_ERROR_MALFORMED, NULL, "bytes after the request frame");
+		return;
+	}
 	if (r == -EMSGSIZE || r == -E2BIG) {
 		refuse(s, WIRE_ERROR_TOO_LARGE, NULL, "request too large");
 		return;
@@ -656,6 +670,7 @@ static void handle(struct req_state *s)
 			return;
 		}
 		explicit_bzero(cmp, sizeof(cmp));
+		s->authenticated = true;
 	}
 
 	/* 5. Tool table. */
@@ -723,6 +738,73 @@ static void handle(struct req_state *s)
 			return;
 		}
 		toolgrammar_parse_done(&gp);
+	}
+
+	/* 8b. The rule: the tool runs in an empty private directory, reads
+	 * only files the daemon opened beneath the workspace, and options
+	 * that write files, read host paths or reach other hosts are refused
+	 * (lib/toolfiles.c), for every backend like the grammar's refusals. */
+	{
+		struct toolfiles_config tc = {
+			.gh_host = d->conf->gh_host ? d->conf->gh_host : "github.com",
+			.psql_stdin = d->conf->psql_stdin != 0,
+		};
+		struct toolrun_ctx c = {
+			.id = s->id,
+			.argv = s->argv,
+			.argc = s->argc,
+			.container_cwd = s->cwd,
+			.map = &d->conf->map,
+			.root_fds = d->root_fds,
+			.map_index = s->map_index,
+			.rel = s->rel,
+			.cwd_fd = s->cwd_fd,
+		};
+		enum wire_error kind;
+
+		r = toolfiles_plan(s->req.tool, s->argv, s->argc, &tc, &s->tr.plan);
+		if (r < 0) {
+			dispatch_reply_error(s->conn, WIRE_ERROR_INTERNAL, "cannot plan the command");
+			return;
+		}
+		if (s->tr.plan.refused) {
+			authz_decision_clear(&dec);
+			(void)snprintf(dec.rule, sizeof(dec.rule), "toolfiles");
+			(void)snprintf(dec.reason, sizeof(dec.reason), "'%.64s' is refused: %s",
+				       s->tr.plan.refused_arg ? s->tr.plan.refused_arg : s->req.tool,
+				       s->tr.plan.refused);
+			refuse(s, WIRE_ERROR_POLICY_DENIED, &dec, dec.reason);
+			authz_decision_clear(&dec);
+			return;
+		}
+		r = toolrun_prepare(d, &c, &s->tr, &kind, msg, sizeof(msg));
+		if (r < 0) {
+			if (kind == WIRE_ERROR_INTERNAL) {
+				log_error_errno(r, "request %s: cannot prepare the tool's directory and files: %s",
+						s->id, strerror(-r));
+				dispatch_reply_error(s->conn, WIRE_ERROR_INTERNAL,
+						     "the host could not prepare the command");
+				return;
+			}
+			authz_decision_clear(&dec);
+			(void)snprintf(dec.rule, sizeof(dec.rule), "toolfiles");
+			(void)snprintf(dec.reason, sizeof(dec.reason), "%.500s", msg);
+			refuse(s, kind, &dec, msg);
+			authz_decision_clear(&dec);
+			return;
+		}
+		/* psql: what it connects to is the destination the policy
+		 * and the audit log see. */
+		if (s->tr.plan.target.host && !s->destination &&
+		    asprintf(&s->destination, "postgresql://%s%s%s/%s", s->tr.plan.target.host,
+			     s->tr.plan.target.port ? ":" : "",
+			     s->tr.plan.target.port ? s->tr.plan.target.port : "",
+			     s->tr.plan.target.dbname ? s->tr.plan.target.dbname : "") < 0)
+			s->destination = NULL;
+		if (s->destination && !wire_utf8_valid(s->destination, strlen(s->destination))) {
+			free(s->destination);
+			s->destination = NULL;
+		}
 	}
 
 	/* 9. Decide. Any error is a denial (backend.h). */
@@ -796,6 +878,7 @@ void *dispatch_connection(void *arg)
 	struct execd *d = c->d;
 	struct req_state *s = calloc(1, sizeof(*s));
 	bool allocated = s != NULL;
+	uint64_t c_key = c->key;
 
 	if (!s) {
 		dispatch_reply_error(c->fd, WIRE_ERROR_INTERNAL, "out of memory");
@@ -803,8 +886,11 @@ void *dispatch_connection(void *arg)
 	}
 	s->d = d;
 	s->conn = c->fd;
-	s->active_counted = true; /* counted by the accept loop */
+	s->counted = true; /* charged by sched_admit() */
+	s->cred = c->cred;
+	s->peer_key = c->key;
 	s->cwd_fd = -1;
+	s->tr.priv_fd = s->tr.null_fd = -1;
 	(void)clock_gettime(CLOCK_MONOTONIC, &s->t0);
 	(void)snprintf(s->id, sizeof(s->id), "%s-%lu", d->launch_id,
 		       (unsigned long)atomic_fetch_add(&d->next_seq, 1) + 1);
@@ -812,19 +898,41 @@ void *dispatch_connection(void *arg)
 	for (size_t i = 0; i < s->n_fds; i++)
 		safe_close(s->fds[i]);
 	safe_close(s->cwd_fd);
+	toolrun_release(d, &s->tr);
 	release_limits(s);
 	free(s->destination);
 	free(s->argv);
 	wire_request_done(&s->req);
 	free(s);
 out:
+	drain_input(c->fd);
 	safe_close(c->fd);
 	free(c);
-	pthread_mutex_lock(&d->lock);
 	if (!allocated)
-		d->active--;
+		sched_release(d, c_key);
+	pthread_mutex_lock(&d->lock);
 	if (--d->threads == 0)
 		pthread_cond_broadcast(&d->idle);
 	pthread_mutex_unlock(&d->lock);
 	return NULL;
+}
+
+void dispatch_count_empty(struct execd *d, const struct execd_conn *c)
+{
+	char id[EXECD_REQUEST_ID_LEN];
+
+	(void)snprintf(id, sizeof(id), "%s-%lu", d->launch_id,
+		       (unsigned long)atomic_fetch_add(&d->next_seq, 1) + 1);
+	count_refusal(d, &c->cred, c->key, "empty", id);
+}
+
+void dispatch_refuse_busy(struct execd *d, const struct execd_conn *c, const char *msg)
+{
+	char id[EXECD_REQUEST_ID_LEN];
+
+	(void)snprintf(id, sizeof(id), "%s-%lu", d->launch_id,
+		       (unsigned long)atomic_fetch_add(&d->next_seq, 1) + 1);
+	count_refusal(d, &c->cred, c->key, "busy", id);
+	dispatch_reply_error(c->fd, WIRE_ERROR_BUSY, msg);
+	drain_input(c->fd);
 }

@@ -8,11 +8,14 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include "auditrec.h"
 #include "backend.h"
 #include "execdconf.h"
+#include "pathmap.h"
+#include "toolfiles.h"
 #include "wire.h"
 
 #define EXECD_TOKEN_BYTES 32               /* random bytes; the file holds them in hex */
@@ -21,6 +24,10 @@
 #define EXECD_THREAD_STACK ((size_t)256 * 1024) /* per-request worker stack */
 #define EXECD_REQUEST_ID_LEN 40
 #define EXECD_EXTRA_THREADS 64 /* workers past their reply, beyond max_concurrent */
+#define EXECD_PEER_QUEUE 256   /* connections of one container waiting for a place */
+#define EXECD_MAX_QUEUED 1024  /* waiting connections in total */
+#define EXECD_QUEUE_WAIT_MS 2000 /* longest wait for a place, then busy */
+#define EXECD_SWEEP_MS 100     /* accept loop wake-up while connections wait */
 
 /* ---- audit.c ---- */
 struct audit;
@@ -35,6 +42,20 @@ int audit_open(const char *path, struct audit **ret);
  * (runs the command) only after this succeeded. Thread-safe. */
 int audit_write_decision(struct audit *a, const struct auditrec_decision *d);
 int audit_write_end(struct audit *a, const struct auditrec_end *e);
+/* A refusal before authentication: counted per peer and error, and written
+ * as one "refused" record (with the count, the first and last request id)
+ * when its one-second window closes, or at audit_close(). Never blocks on
+ * the disk (except when more than AUDIT_AGG_SLOTS peers are counted at
+ * once). error must be a static string. Thread-safe. */
+struct audit_refusal {
+	uint64_t peer_key;
+	uid_t peer_uid;
+	gid_t peer_gid;
+	pid_t peer_pid;
+	const char *error;
+	const char *id; /* copied */
+};
+void audit_count_refusal(struct audit *a, const struct audit_refusal *n);
 void audit_close(struct audit *a);
 /* --verify-audit / --show-audit: exit status for main(). */
 int audit_verify_file(const char *path);
@@ -58,10 +79,17 @@ struct spawn_params {
 	char *const *envp;
 	int cwd_fd;             /* directory fd; the child fchdir()s into it */
 	int fds[3];             /* stdin, stdout, stderr for the child */
+	const int *extra_fds;   /* become fds 3, 4, ... in the child (numbers >= 3 + n_extra) */
+	size_t n_extra;
 };
 
+/* The reaper (sandbox-execd-reap beside the daemon), PID 1 of each
+ * command's pid namespace; NULL: commands start without namespaces. */
+extern const char *spawn_reaper_path;
 /* Starts a command in a new session (so its process group is its pid) with
- * only fds 0-2 open. Returns the pid and a pidfd. */
+ * only fds 0-2 (and extra_fds) open, under the reaper in user and pid
+ * namespaces of its own where the kernel allows them. Returns the pid and
+ * a pidfd. */
 int spawn_start(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd);
 /* Kills the command's whole process group. */
 void spawn_kill_group(pid_t pid);
@@ -75,10 +103,55 @@ int spawn_reap(pid_t pid, int pidfd, int *ret_code, bool *ret_signaled);
 int spawn_capture(const struct spawn_params *p, unsigned timeout_ms, char *out, size_t max,
 		  size_t *ret_len);
 
+/* ---- toolrun.c ---- */
+struct execd;
+/* What toolrun_prepare() needs of the request. */
+struct toolrun_ctx {
+	const char *id;
+	const char *const *argv; /* argv[0] is the tool name */
+	size_t argc;
+	const char *container_cwd;
+	const struct pathmap *map;
+	const int *root_fds;
+	size_t map_index; /* the cwd's mapping */
+	const char *rel;  /* the cwd beneath that mapping's root, "." for the root */
+	int cwd_fd;
+};
+
+struct toolrun {
+	struct toolfiles_plan plan;
+	int priv_fd;        /* the tool's private directory, -1: none (git) */
+	char priv_name[EXECD_REQUEST_ID_LEN + 8];
+	int null_fd;        /* stdin when plan.stdin_null */
+	size_t n_fds;
+	int fds[TOOLFILES_MAX_FILES]; /* sealed memfds, child fds 3.. */
+	size_t n_strs;
+	char *strs[TOOLFILES_MAX_FILES];
+	const char **argv;  /* what runs; strings borrowed or in strs */
+	size_t argc;
+	size_t n_env;
+	const char *env[4];
+};
+
+/* Makes the work directory and terraform's CLI configuration. Logs. */
+int toolrun_init(struct execd *d);
+void toolrun_done(struct execd *d);
+/* Carries out tr->plan (filled by the caller with toolfiles_plan()):
+ * private directory, file arguments (memfds, argv rewritten), psql checks,
+ * terraform copies. On failure *reterr_kind and msg say what to answer;
+ * toolrun_release() cleans up either way. */
+int toolrun_prepare(struct execd *d, const struct toolrun_ctx *c, struct toolrun *tr,
+		    enum wire_error *reterr_kind, char *msg, size_t msg_len);
+void toolrun_release(struct execd *d, struct toolrun *tr);
+
 /* ---- dispatch.c ---- */
+struct execd_conn;
+
 struct execd_peer {
 	uint64_t key;  /* pid namespace inode of the peer, or its uid + 2^32 */
-	unsigned n;
+	unsigned n;    /* requests in flight */
+	unsigned n_queued;
+	struct execd_conn *head, *tail; /* waiting for a place, oldest first */
 };
 
 struct execd {
@@ -93,12 +166,19 @@ struct execd {
 	struct gitrelay *relay;                /* execd/gitrelay.c; NULL when unavailable */
 	char **base_env;                       /* allowlisted environment, built at start */
 	char launch_id[17];
+	int work_fd;       /* private directory for the tools' own directories */
+	char *work_path;
+	bool work_owned;   /* made by us at start-up: removed at exit */
+	char *tool_env[3]; /* TF_CLI_CONFIG_FILE=, TF_PLUGIN_CACHE_DIR=, GH_HOST= */
 
 	pthread_mutex_t lock;
 	pthread_cond_t idle; /* broadcast when threads drops to 0 */
 	unsigned active;     /* requests not yet answered (max_concurrent) */
 	unsigned threads;    /* workers alive, incl. those writing an end record */
 	struct execd_peer peers[EXECD_MAX_PEERS];
+	unsigned n_queued; /* waiting connections, all containers */
+	size_t rr;         /* round-robin position over peers */
+	pthread_attr_t worker_attr;
 	atomic_ulong next_seq;
 	atomic_bool stopping;
 	int stop_fd; /* eventfd: becomes readable at shutdown */
@@ -107,13 +187,37 @@ struct execd {
 struct execd_conn {
 	struct execd *d;
 	int fd;
+	struct ucred cred; /* SO_PEERCRED at accept */
+	uint64_t key;      /* its container (dispatch_peer_key) */
+	long long t_accept_ms;
+	struct execd_conn *next; /* in its container's queue */
 };
+
+/* ---- sched.c ---- */
+/* Admits an accepted connection (c owned from here on): starts its worker,
+ * queues it behind its container's running requests, or answers busy. */
+void sched_admit(struct execd *d, struct execd_conn *c);
+/* A request of container key has its answer: its place goes to the next
+ * waiting connection (round-robin over containers). */
+void sched_release(struct execd *d, uint64_t key);
+/* Answers busy to connections that waited EXECD_QUEUE_WAIT_MS (all of them
+ * when `all`, at shutdown), starts waiting ones that fit. Returns how many
+ * still wait. Main thread. */
+int sched_sweep(struct execd *d, bool all);
 
 /* Worker thread entry: handles one connection completely, closes it,
  * decrements d->active and frees the execd_conn. */
 void *dispatch_connection(void *conn);
 /* Sends a one-shot error reply (used by the accept loop for `busy`). */
 void dispatch_reply_error(int fd, enum wire_error e, const char *msg);
+/* Refuses a connection that cannot be taken (busy): counted in the audit
+ * log with the peer's credentials, answered, input drained. The caller
+ * closes c->fd. */
+void dispatch_refuse_busy(struct execd *d, const struct execd_conn *c, const char *msg);
+/* Counts a connection that closed before sending anything. */
+void dispatch_count_empty(struct execd *d, const struct execd_conn *c);
+/* The container of a peer: its pid namespace's inode, else uid + 2^32. */
+uint64_t dispatch_peer_key(const struct ucred *c);
 /* Builds the allowlisted base environment from the daemon's own. */
 int dispatch_build_base_env(struct execd *d);
 

@@ -34,8 +34,9 @@
 #include "macros.h"
 
 #define MAIN_SHUTDOWN_GRACE_S 10
+#define MAIN_ACCEPT_BATCH 64 /* connections accepted per wake-up */
 
-static struct execd daemon_state = { .stop_fd = -1, .root_dir_fd = -1 };
+static struct execd daemon_state = { .stop_fd = -1, .root_dir_fd = -1, .work_fd = -1 };
 static struct execdconf conf;
 
 static int read_file(const char *path, char **ret, size_t *ret_len)
@@ -142,7 +143,15 @@ static int resolve_tools(struct execd *d)
 			return log_error_errno(-EACCES, "tool '%s': '%s' is not an executable file",
 					       conf.tools[i].name, conf.tools[i].path);
 		}
-		d->tool_paths[i] = rp;
+		/* Executed at the configured path, not its realpath: a
+		 * multiplexing wrapper (Debian's /usr/bin/psql is pg_wrapper, a
+		 * script) decides what to do from the name it was started by,
+		 * and an interpreter sees the script's path, not argv[0]. The
+		 * realpath only served the check above. */
+		free(rp);
+		d->tool_paths[i] = strdup(conf.tools[i].path);
+		if (!d->tool_paths[i])
+			return log_error_errno(-ENOMEM, "Out of memory");
 	}
 	for (size_t i = 0; i < conf.map.n; i++) {
 		d->root_fds[i] = open(conf.map.e[i].host, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -216,8 +225,8 @@ static void print_config(const char *path)
 	       conf.command_timeout_ms, conf.max_concurrent, conf.max_concurrent_per_peer,
 	       conf.max_frame, conf.request_read_timeout_ms);
 	for (size_t i = 0; i < conf.n_tools; i++)
-		printf("tool %s = %s   # resolved: %s\n", conf.tools[i].name, conf.tools[i].path,
-		       daemon_state.tool_paths[i]);
+		printf("tool %s = %s   # executed at this path, argv[0] '%s'\n", conf.tools[i].name,
+		       daemon_state.tool_paths[i], conf.tools[i].name);
 	for (size_t i = 0; i < conf.map.n; i++)
 		printf("map %s = %s\n", conf.map.e[i].container, conf.map.e[i].host);
 }
@@ -242,14 +251,15 @@ static int setup_signals(int *ret_fd)
 	return 0;
 }
 
-static void accept_one(struct execd *d, int lfd, pthread_attr_t *attr)
+/* Accepts one connection; false when there was none to take. */
+static bool accept_one(struct execd *d, int lfd)
 {
 	struct execd_conn *c;
-	pthread_t t;
-	int fd, r;
-	bool over;
+	socklen_t cl;
+	char probe;
+	int fd;
 
-	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0) {
 		/* EAGAIN/ECONNABORTED: the client left; EMFILE etc.: logged,
 		 * the loop goes on (the daemon must not die on load). */
@@ -264,52 +274,58 @@ static void accept_one(struct execd *d, int lfd, pthread_attr_t *attr)
 			(void)nanosleep(&pause, NULL);
 		} else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
 			log_warn_errno(-errno, "accept() failed: %s, ignoring", strerror(errno));
-		return;
+		return false;
 	}
-	pthread_mutex_lock(&d->lock);
-	over = d->active >= d->conf->max_concurrent ||
-	       d->threads >= d->conf->max_concurrent + EXECD_EXTRA_THREADS;
-	if (!over) {
-		d->active++;
-		d->threads++;
-	}
-	pthread_mutex_unlock(&d->lock);
-	if (over) {
-		log_info("refusing a connection: %u requests in flight (max_concurrent)",
-			 d->conf->max_concurrent);
-		dispatch_reply_error(fd, WIRE_ERROR_BUSY, "the host is running too many requests");
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		dispatch_reply_error(fd, WIRE_ERROR_BUSY, "the host cannot take more requests now");
 		safe_close(fd);
-		return;
+		return true;
 	}
-	c = malloc(sizeof(*c));
-	if (c) {
-		c->d = d;
-		c->fd = fd;
-		r = pthread_create(&t, attr, dispatch_connection, c);
-		if (r == 0)
-			return;
+	c->d = d;
+	c->fd = fd;
+	/* The container is known before anything is read: its connections
+	 * count against its own limit first (sched.c). Without credentials
+	 * (the peer already left) it is charged as uid -1. */
+	cl = sizeof(c->cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->cred, &cl) < 0)
+		c->cred = (struct ucred){ .pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1 };
+	c->key = dispatch_peer_key(&c->cred);
+	/* A peer that connected and already left (a connect/close flood)
+	 * costs no worker thread and no place: counted, closed. */
+	if (recv(fd, &probe, 1, MSG_PEEK | MSG_DONTWAIT) == 0) {
+		dispatch_count_empty(d, c);
+		safe_close(fd);
 		free(c);
-		log_warn_errno(-r, "Cannot start a worker thread: %s", strerror(-(-r)));
+		return true;
 	}
-	dispatch_reply_error(fd, WIRE_ERROR_BUSY, "the host cannot take more requests now");
-	safe_close(fd);
-	pthread_mutex_lock(&d->lock);
-	d->active--;
-	d->threads--;
-	pthread_mutex_unlock(&d->lock);
+	sched_admit(d, c);
+	return true;
 }
 
 static int serve(struct execd *d, int lfd, int sfd)
 {
-	pthread_attr_t attr;
+	pthread_attr_t *attr = &d->worker_attr;
+	int waiting = 0;
 
-	if (pthread_attr_init(&attr) != 0 || pthread_attr_setstacksize(&attr, EXECD_THREAD_STACK) != 0 ||
-	    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) != 0)
+	if (pthread_attr_init(attr) != 0 || pthread_attr_setstacksize(attr, EXECD_THREAD_STACK) != 0 ||
+	    pthread_attr_setdetachstate(attr, PTHREAD_CREATE_DETACHED) != 0)
 		return log_error_errno(-EINVAL, "Cannot set up worker threads");
+	/* Accepting in batches until EAGAIN needs a non-blocking listener
+	 * (also one systemd passed). */
+	{
+		int fl = fcntl(lfd, F_GETFL);
+
+		if (fl < 0 || fcntl(lfd, F_SETFL, fl | O_NONBLOCK) < 0)
+			return log_error_errno(-errno, "Cannot make the socket non-blocking: %s",
+					       strerror(errno));
+	}
 	for (;;) {
 		struct pollfd pfd[2] = { { .fd = lfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
 
-		if (poll(pfd, 2, -1) < 0) {
+		/* Connections waiting for a place are looked at every
+		 * EXECD_SWEEP_MS: those past EXECD_QUEUE_WAIT_MS get busy. */
+		if (poll(pfd, 2, waiting > 0 ? EXECD_SWEEP_MS : -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return log_error_errno(-errno, "poll() failed: %s", strerror(errno));
@@ -322,10 +338,12 @@ static int serve(struct execd *d, int lfd, int sfd)
 				break;
 			}
 		}
-		if (pfd[0].revents)
-			accept_one(d, lfd, &attr);
+		/* Drain the backlog in a batch: one poll per connection would
+		 * let a flooding container's backlog delay the others'. */
+		for (int i = 0; pfd[0].revents && i < MAIN_ACCEPT_BATCH && accept_one(d, lfd); i++)
+			;
+		waiting = sched_sweep(d, false);
 	}
-	(void)pthread_attr_destroy(&attr);
 	return 0;
 }
 
@@ -335,6 +353,7 @@ static void wait_idle(struct execd *d)
 	uint64_t one = 1;
 
 	atomic_store(&d->stopping, true);
+	(void)sched_sweep(d, true); /* waiting connections: busy, closed */
 	/* Workers watch stop_fd and kill their commands. */
 	if (write(d->stop_fd, &one, sizeof(one)) < 0)
 		log_warn_errno(-errno, "Cannot signal workers: %s, ignoring", strerror(errno));
@@ -442,8 +461,23 @@ int main(int argc, char **argv)
 		ret = 0;
 		goto out;
 	}
-	if (dispatch_build_base_env(d) < 0)
+	if (dispatch_build_base_env(d) < 0 || toolrun_init(d) < 0)
 		goto out;
+	{
+		/* The reaper lives beside the daemon's binary. */
+		static char reaper[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", reaper, sizeof(reaper) - 32);
+
+		if (n > 0) {
+			reaper[n] = '\0';
+			(void)strcat(reaper, "-reap");
+			if (access(reaper, X_OK) == 0)
+				spawn_reaper_path = reaper;
+		}
+		if (!spawn_reaper_path)
+			log_warn("No '%s': commands start without their own pid namespace; "
+				 "setsid descendants can outlive them, continuing", reaper);
+	}
 	/* Without a relay (no git, unusable cache directory: logged) tools
 	 * are still served; git requests are refused. */
 	(void)gitrelay_init(d);
@@ -498,6 +532,7 @@ out:
 		safe_close(d->root_fds[i]);
 	safe_close(d->root_dir_fd);
 	safe_close(d->stop_fd);
+	toolrun_done(d);
 	if (d->base_env)
 		for (char **e = d->base_env; *e; e++)
 			free(*e);

@@ -12,7 +12,11 @@
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -43,8 +47,9 @@ static _noreturn_ void child(const struct spawn_params *p, pid_t parent, int err
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		goto fail;
-	/* The worker may have died between fork() and prctl(). */
-	if (getppid() != parent)
+	/* The worker may have died between fork() and prctl(). (As PID 1 of
+	 * its own namespace, parent is 0: getppid() says 0 there.) */
+	if (parent != 0 && getppid() != parent)
 		_exit(127);
 	if (setsid() < 0)
 		goto fail;
@@ -60,15 +65,113 @@ static _noreturn_ void child(const struct spawn_params *p, pid_t parent, int err
 	for (int i = 0; i < 3; i++)
 		if (dup2(p->fds[i], i) < 0)
 			goto fail;
+	/* Files the daemon opened for the tool (toolrun.c) on 3, 4, ...:
+	 * their sources are numbered above that range, so none is
+	 * overwritten before it is copied. */
+	for (size_t i = 0; i < p->n_extra; i++)
+		if (dup2(p->extra_fds[i], (int)(3 + i)) < 0)
+			goto fail;
 	/* Everything else closes on exec (errfd too, which tells the parent
 	 * that execve succeeded). */
-	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+	if (syscall(SYS_close_range, (unsigned)(3 + p->n_extra), ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		goto fail;
 	execve(p->path, p->argv, p->envp);
 fail:
 	e = errno;
 	(void)!write(errfd, &e, sizeof(e));
 	_exit(127);
+}
+
+/* ---- the whole process tree ----
+ * A command that calls setsid() or double-forks leaves its process group,
+ * so a group kill misses it. The command is therefore started as PID 1 of
+ * a pid namespace of its own (with a user namespace that maps only our
+ * uid and gid to themselves, which an unprivileged process may create):
+ * when PID 1 dies -- its normal exit, or our SIGKILL on timeout,
+ * disconnect or shutdown -- the kernel kills every process left in the
+ * namespace, setsid and double-fork descendants included. clone() with
+ * CLONE_VM | CLONE_VFORK on a stack of its own keeps vfork's cost (no copy
+ * of the daemon's page tables). Where user namespaces are not available
+ * (a sysctl, an LSM) the command starts as before, in a new session, and
+ * only its process group is killed (SECURITY.md). */
+
+#define SPAWN_STACK ((size_t)64 * 1024)
+#define SPAWN_MAP_FAILED 0x10000 /* or'ed into errno: the namespace's id maps */
+
+struct ns_child {
+	const struct spawn_params *p;     /* argv/path: the reaper's, built by the parent */
+	int errfd;
+	char uid_map[64], gid_map[64]; /* formatted by the parent */
+};
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	(void)close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+static int ns_child_main(void *arg)
+{
+	const struct ns_child *c = arg;
+	int e;
+
+	/* Our own uid and gid, and nothing else, inside the namespace: the
+	 * tool keeps the user's file access and gains nothing. */
+	if (write_file("/proc/self/uid_map", c->uid_map) < 0 ||
+	    write_file("/proc/self/setgroups", "deny") < 0 ||
+	    write_file("/proc/self/gid_map", c->gid_map) < 0) {
+		e = errno | SPAWN_MAP_FAILED;
+		(void)!write(c->errfd, &e, sizeof(e));
+		_exit(127);
+	}
+	child(c->p, 0, c->errfd);
+}
+
+static atomic_bool ns_unavailable;
+const char *spawn_reaper_path; /* set by main(); NULL: no namespaces */
+
+/* clone() into new user and pid namespaces; -errno when they cannot be
+ * made (then the caller falls back to vfork_child). */
+static pid_t ns_clone(const struct spawn_params *p, int errfd)
+{
+	struct spawn_params rp = *p;
+	struct ns_child c = { .p = &rp, .errfd = errfd };
+	char *stack, **argv;
+	size_t n = 0;
+	pid_t pid;
+
+	/* The command runs under the reaper, PID 1 of the namespace:
+	 * REAPER PATH ARGV0 ARGS... */
+	while (p->argv[n])
+		n++;
+	argv = calloc(n + 3, sizeof(char *));
+	stack = malloc(SPAWN_STACK);
+	if (!argv || !stack) {
+		free(argv);
+		free(stack);
+		return -ENOMEM;
+	}
+	argv[0] = (char *)"sandbox-execd-reap";
+	argv[1] = (char *)p->path;
+	memcpy(argv + 2, p->argv, (n + 1) * sizeof(char *));
+	rp.path = spawn_reaper_path;
+	rp.argv = argv;
+	(void)snprintf(c.uid_map, sizeof(c.uid_map), "%u %u 1\n", (unsigned)geteuid(), (unsigned)geteuid());
+	(void)snprintf(c.gid_map, sizeof(c.gid_map), "%u %u 1\n", (unsigned)getegid(), (unsigned)getegid());
+	pid = clone(ns_child_main, stack + SPAWN_STACK,
+		    CLONE_VM | CLONE_VFORK | CLONE_NEWUSER | CLONE_NEWPID | SIGCHLD, &c);
+	if (pid < 0)
+		pid = -errno;
+	/* CLONE_VFORK: the child has exec'd or exited; its stack is free. */
+	free(stack);
+	free(argv);
+	return pid;
 }
 
 /* vfork() in a frame of its own, so that no caller variable lives across
@@ -83,7 +186,16 @@ static __attribute__((noinline)) pid_t vfork_child(const struct spawn_params *p,
 	return pid;
 }
 
-int spawn_start(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd)
+static void ns_give_up(int err)
+{
+	if (!atomic_exchange(&ns_unavailable, true))
+		log_warn("Cannot start commands in their own user and pid namespace (%s): "
+			 "descendants that leave the process group (setsid) can outlive their "
+			 "command, continuing",
+			 strerror(err));
+}
+
+static int spawn_start_once(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd)
 {
 	_cleanup_close_ int rd = -1, wr = -1;
 	pid_t parent = getpid(), pid;
@@ -100,9 +212,22 @@ int spawn_start(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd)
 	 * child has its own fd table, cwd and signal dispositions, and child()
 	 * never returns and makes only async-signal-safe calls that write no
 	 * shared memory but the (thread-local, then discarded) errno. */
-	pid = vfork_child(p, parent, wr);
-	if (pid < 0)
-		return -errno;
+	bool use_ns = spawn_reaper_path && !atomic_load(&ns_unavailable);
+
+	pid = -EINVAL;
+	if (use_ns) {
+		pid = ns_clone(p, wr);
+		if (pid == -EPERM || pid == -EINVAL || pid == -ENOSPC || pid == -EUSERS ||
+		    pid == -EACCES)
+			ns_give_up((int)-pid);
+		else if (pid < 0)
+			return (int)pid;
+	}
+	if (!use_ns || atomic_load(&ns_unavailable)) {
+		pid = vfork_child(p, parent, wr);
+		if (pid < 0)
+			return -errno;
+	}
 	wr = safe_close(wr);
 	do
 		n = read(rd, &e, sizeof(e));
@@ -110,6 +235,10 @@ int spawn_start(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd)
 	if (n != 0) {
 		/* execve (or a step before it) failed: reap and report. */
 		(void)waitpid(pid, NULL, 0);
+		if (n == (ssize_t)sizeof(e) && (e & SPAWN_MAP_FAILED)) {
+			ns_give_up(e & ~SPAWN_MAP_FAILED);
+			return -EAGAIN; /* the caller tries again without */
+		}
 		return n == (ssize_t)sizeof(e) && e > 0 ? -e : -EIO;
 	}
 	pidfd = pidfd_open_(pid);
@@ -123,6 +252,15 @@ int spawn_start(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd)
 	*ret_pid = pid;
 	*ret_pidfd = pidfd;
 	return 0;
+}
+
+int spawn_start(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd)
+{
+	int r = spawn_start_once(p, ret_pid, ret_pidfd);
+
+	if (r == -EAGAIN)
+		r = spawn_start_once(p, ret_pid, ret_pidfd);
+	return r;
 }
 
 void spawn_kill_group(pid_t pid)

@@ -103,26 +103,75 @@ int auditrec_chain_resume(struct auditrec_chain *c, const char *line, size_t len
 	return 0;
 }
 
-/* Adds key: string (or null). Refuses strings that are not UTF-8: the wire
- * decoder already did, this keeps the log valid if a caller forgets. */
-static int add_str(json_object *o, const char *key, const char *s)
+/* Field limits of one formatting attempt. A record over AUDITREC_MAX_RECORD
+ * is formatted again with smaller limits (auditrec_format_decision); every
+ * string cut short ends in AUDITREC_ELLIPSIS and the record says so in its
+ * "truncated" member, so a reader never takes a cut value for the whole. */
+struct fmt_limits {
+	size_t max_str;  /* bytes of one string value, SIZE_MAX: no limit */
+	size_t max_args; /* argv entries */
+	bool truncated;  /* set when a value or argv was cut */
+};
+
+static const struct fmt_limits no_limits = { .max_str = SIZE_MAX, .max_args = SIZE_MAX };
+
+/* A new JSON string of s, cut to lim->max_str bytes on a UTF-8 character
+ * boundary with AUDITREC_ELLIPSIS appended when longer. Refuses strings that
+ * are not UTF-8: the wire decoder already did, this keeps the log valid if a
+ * caller forgets. NULL with *ret_err set on failure. */
+static json_object *new_str_limited(const char *s, struct fmt_limits *lim, int *ret_err)
+{
+	size_t n = strlen(s);
+	json_object *v;
+
+	if (n > INT32_MAX || !wire_utf8_valid(s, n)) {
+		*ret_err = -EINVAL;
+		return NULL;
+	}
+	if (lim && n > lim->max_str) {
+		size_t cut = lim->max_str;
+		char *t;
+
+		while (cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
+			cut--;
+		t = malloc(cut + sizeof(AUDITREC_ELLIPSIS));
+		if (!t) {
+			*ret_err = -ENOMEM;
+			return NULL;
+		}
+		memcpy(t, s, cut);
+		memcpy(t + cut, AUDITREC_ELLIPSIS, sizeof(AUDITREC_ELLIPSIS));
+		v = json_object_new_string_len(t, (int)(cut + sizeof(AUDITREC_ELLIPSIS) - 1));
+		free(t);
+		lim->truncated = true;
+	} else
+		v = json_object_new_string_len(s, (int)n);
+	if (!v)
+		*ret_err = -ENOMEM;
+	return v;
+}
+
+/* Adds key: string (or null), within lim (NULL: no limit). */
+static int add_str_lim(json_object *o, const char *key, const char *s, struct fmt_limits *lim)
 {
 	json_object *v = NULL;
+	int r = 0;
 
 	if (s) {
-		size_t n = strlen(s);
-
-		if (n > INT32_MAX || !wire_utf8_valid(s, n))
-			return -EINVAL;
-		v = json_object_new_string_len(s, (int)n);
+		v = new_str_limited(s, lim, &r);
 		if (!v)
-			return -ENOMEM;
+			return r;
 	}
 	if (json_object_object_add(o, key, v) < 0) {
 		json_object_put(v);
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+static int add_str(json_object *o, const char *key, const char *s)
+{
+	return add_str_lim(o, key, s, NULL);
 }
 
 static int add_obj(json_object *o, const char *key, json_object *v)
@@ -175,11 +224,86 @@ static int record_begin(const struct auditrec_chain *c, const struct timespec *t
 	return 0;
 }
 
+/* Length of the UTF-8 sequence at s (at least 1 byte available, n in all)
+ * when it encodes a code point that json-c leaves raw but a reader must not
+ * see raw: DEL, C1 controls (some terminals obey them), U+2028/U+2029 (line
+ * terminators to JavaScript and to some log viewers) and the bidirectional
+ * controls U+061C, U+200E/F, U+202A-E, U+2066-9 (they reorder what a person
+ * reads: an argv can be made to look like another). 0 otherwise; *ret_cp
+ * gets the code point. */
+size_t auditrec_unsafe_codepoint(const char *str, size_t n, unsigned *ret_cp)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	if (s[0] == 0x7f) {
+		*ret_cp = 0x7f;
+		return 1;
+	}
+	if (n >= 2 && s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f) {
+		*ret_cp = s[1];
+		return 2;
+	}
+	if (n >= 2 && s[0] == 0xd8 && s[1] == 0x9c) {
+		*ret_cp = 0x061c;
+		return 2;
+	}
+	if (n >= 3 && s[0] == 0xe2 && (s[1] == 0x80 || s[1] == 0x81)) {
+		unsigned cp = 0x2000 | (unsigned)(s[1] & 0x3f) << 6 | (s[2] & 0x3f);
+
+		if (cp == 0x200e || cp == 0x200f || (cp >= 0x2028 && cp <= 0x202e) ||
+		    (cp >= 0x2066 && cp <= 0x2069)) {
+			*ret_cp = cp;
+			return 3;
+		}
+	}
+	return 0;
+}
+
+/* The serialised record with every auditrec_unsafe_codepoint() written as
+ * \uXXXX (malloc'd, newline appended). Such bytes can only occur inside
+ * JSON strings (the structure is ASCII), where the escape means the same
+ * character, so the record parses to the same values. */
+static int escape_serialised(const char *s, size_t n, char **ret_line, size_t *ret_len)
+{
+	size_t extra = 0, k = 0;
+	char *line;
+
+	for (size_t i = 0; i < n;) {
+		unsigned cp;
+		size_t l = auditrec_unsafe_codepoint(s + i, n - i, &cp);
+
+		if (l) {
+			extra += 6 - l;
+			i += l;
+		} else
+			i++;
+	}
+	line = malloc(n + extra + 2);
+	if (!line)
+		return -ENOMEM;
+	for (size_t i = 0; i < n;) {
+		unsigned cp;
+		size_t l = auditrec_unsafe_codepoint(s + i, n - i, &cp);
+
+		if (l) {
+			(void)snprintf(line + k, 7, "\\u%04x", cp);
+			k += 6;
+			i += l;
+		} else
+			line[k++] = s[i++];
+	}
+	line[k++] = '\n';
+	line[k] = '\0';
+	*ret_line = line;
+	*ret_len = k;
+	return 0;
+}
+
 static int record_finish(json_object *o, char **ret_line, size_t *ret_len)
 {
 	size_t n = 0;
 	const char *s;
-	char *line;
+	int r;
 
 	s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
 					      &n);
@@ -189,19 +313,17 @@ static int record_finish(json_object *o, char **ret_line, size_t *ret_len)
 	 * record spanning two lines would break every later verification. */
 	if (memchr(s, '\n', n) || n + 1 > AUDITREC_MAX_LINE)
 		return -EINVAL;
-	line = malloc(n + 2);
-	if (!line)
-		return -ENOMEM;
-	memcpy(line, s, n);
-	line[n] = '\n';
-	line[n + 1] = '\0';
-	*ret_line = line;
-	*ret_len = n + 1;
-	return 0;
+	r = escape_serialised(s, n, ret_line, ret_len);
+	if (r >= 0 && *ret_len > AUDITREC_MAX_LINE) {
+		free(*ret_line);
+		*ret_line = NULL;
+		return -EINVAL;
+	}
+	return r;
 }
 
-int auditrec_format_decision(const struct auditrec_chain *c, const struct auditrec_decision *d,
-			     char **ret_line, size_t *ret_len)
+static int format_decision_lim(const struct auditrec_chain *c, const struct auditrec_decision *d,
+			       struct fmt_limits *lim, size_t original, char **ret_line, size_t *ret_len)
 {
 	_cleanup_(json_object_putp) json_object *o = NULL;
 	json_object *peer, *argv;
@@ -210,7 +332,7 @@ int auditrec_format_decision(const struct auditrec_chain *c, const struct auditr
 	r = record_begin(c, &d->ts, "decision", &o);
 	if (r < 0)
 		return r;
-	r = add_str(o, "id", d->id);
+	r = add_str_lim(o, "id", d->id, lim);
 	if (r < 0)
 		return r;
 	peer = json_object_new_object();
@@ -223,27 +345,32 @@ int auditrec_format_decision(const struct auditrec_chain *c, const struct auditr
 	if (r >= 0)
 		r = add_obj(peer, "pid", json_object_new_int64((int64_t)d->peer_pid));
 	if (r >= 0)
-		r = add_str(o, "tool", d->tool);
+		r = add_str_lim(o, "tool", d->tool, lim);
 	if (r < 0)
 		return r;
 	if (d->argv) {
-		argv = json_object_new_array_ext((int)d->argc);
-		r = add_obj(o, "argv", argv);
-		for (size_t i = 0; r >= 0 && i < d->argc; i++) {
-			size_t n = strlen(d->argv[i]);
+		size_t n_out = d->argc < lim->max_args ? d->argc : lim->max_args;
 
-			if (n > INT32_MAX || !wire_utf8_valid(d->argv[i], n))
-				return -EINVAL;
-			r = json_object_array_add(argv, json_object_new_string_len(d->argv[i], (int)n)) < 0
-				    ? -ENOMEM
-				    : 0;
+		if (n_out < d->argc)
+			lim->truncated = true;
+		argv = json_object_new_array_ext((int)n_out);
+		r = add_obj(o, "argv", argv);
+		for (size_t i = 0; r >= 0 && i < n_out; i++) {
+			json_object *a = new_str_limited(d->argv[i], lim, &r);
+
+			if (!a)
+				return r;
+			if (json_object_array_add(argv, a) < 0) {
+				json_object_put(a);
+				return -ENOMEM;
+			}
 		}
 	} else
 		r = add_obj(o, "argv", json_object_new_array());
 	if (r >= 0)
-		r = add_str(o, "cwd", d->container_cwd);
+		r = add_str_lim(o, "cwd", d->container_cwd, lim);
 	if (r >= 0)
-		r = add_str(o, "host_cwd", d->host_cwd);
+		r = add_str_lim(o, "host_cwd", d->host_cwd, lim);
 	if (r >= 0 && d->destination) {
 		/* A host remote URL may carry a token (https://user:TOKEN@host):
 		 * the log records where data goes, never the credential. */
@@ -252,30 +379,84 @@ int auditrec_format_decision(const struct auditrec_chain *c, const struct auditr
 
 		r = dest ? authzjson_redact_userinfo(d->destination, dest, n) : -ENOMEM;
 		if (r >= 0)
-			r = add_str(o, "destination", dest);
+			r = add_str_lim(o, "destination", dest, lim);
 	} else if (r >= 0)
 		r = add_str(o, "destination", NULL);
 	if (r >= 0)
-		r = add_str(o, "reason", d->reason);
+		r = add_str_lim(o, "reason", d->reason, lim);
 	if (r >= 0)
-		r = add_str(o, "repo", d->repo);
+		r = add_str_lim(o, "repo", d->repo, lim);
 	if (r >= 0)
-		r = add_str(o, "branch", d->branch);
+		r = add_str_lim(o, "branch", d->branch, lim);
 	if (r >= 0)
 		r = add_str(o, "verdict", d->allow ? "allow" : "deny");
 	if (r >= 0)
-		r = add_str(o, "error", d->error);
+		r = add_str_lim(o, "error", d->error, lim);
 	if (r >= 0)
-		r = add_str(o, "decision_reason", d->decision_reason);
+		r = add_str_lim(o, "decision_reason", d->decision_reason, lim);
 	if (r >= 0)
-		r = add_str(o, "rule", d->rule);
+		r = add_str_lim(o, "rule", d->rule, lim);
 	if (r >= 0)
-		r = add_str(o, "backend", d->backend);
+		r = add_str_lim(o, "backend", d->backend, lim);
 	if (r >= 0 && d->git)
 		r = add_obj(o, "git", authz_git_to_json(d->git));
+	if (r >= 0 && lim->truncated) {
+		/* The explicit marker: this record is not the whole request. */
+		json_object *t = json_object_new_object();
+
+		r = add_obj(o, "truncated", t);
+		if (r >= 0)
+			r = add_obj(t, "original_bytes", json_object_new_uint64(original));
+		if (r >= 0)
+			r = add_obj(t, "argc", json_object_new_uint64(d->argc));
+		if (r >= 0)
+			r = add_obj(t, "max_value_bytes", json_object_new_uint64(lim->max_str));
+	}
 	if (r < 0)
 		return r;
 	return record_finish(o, ret_line, ret_len);
+}
+
+int auditrec_format_decision(const struct auditrec_chain *c, const struct auditrec_decision *d,
+			     char **ret_line, size_t *ret_len)
+{
+	struct fmt_limits lim = no_limits;
+	size_t original;
+	char *line = NULL;
+	size_t len = 0;
+	int r;
+
+	r = format_decision_lim(c, d, &lim, 0, &line, &len);
+	if (r < 0 || len <= AUDITREC_MAX_RECORD) {
+		if (r >= 0) {
+			*ret_line = line;
+			*ret_len = len;
+		}
+		return r;
+	}
+	/* Over the cap: a 256 KiB request (or one full of characters that
+	 * escape to six bytes) would cost its size in every fsync and every
+	 * reader. Shrink every value and the argv until the record fits; at
+	 * the floor (16 values of 16 bytes) it always does. */
+	original = len;
+	for (size_t max_str = 1024, max_args = 64;; max_str /= 2, max_args /= 2) {
+		free(line);
+		line = NULL;
+		lim = (struct fmt_limits){ .max_str = max_str < 16 ? 16 : max_str,
+					   .max_args = max_args < 16 ? 16 : max_args };
+		r = format_decision_lim(c, d, &lim, original, &line, &len);
+		if (r < 0)
+			return r;
+		if (len <= AUDITREC_MAX_RECORD || (max_str <= 16 && max_args <= 16))
+			break;
+	}
+	if (len > AUDITREC_MAX_RECORD) {
+		free(line);
+		return -E2BIG;
+	}
+	*ret_line = line;
+	*ret_len = len;
+	return 0;
 }
 
 int auditrec_format_end(const struct auditrec_chain *c, const struct auditrec_end *e,
@@ -307,6 +488,44 @@ int auditrec_format_recovery(const struct auditrec_chain *c, const struct auditr
 	r = record_begin(c, &rec->ts, "recovered", &o);
 	if (r >= 0)
 		r = add_obj(o, "torn_bytes", json_object_new_uint64(rec->torn_bytes));
+	if (r < 0)
+		return r;
+	return record_finish(o, ret_line, ret_len);
+}
+
+int auditrec_format_refused(const struct auditrec_chain *c, const struct auditrec_refused *rec,
+			    char **ret_line, size_t *ret_len)
+{
+	_cleanup_(json_object_putp) json_object *o = NULL;
+	json_object *peer;
+	char t[64];
+	int r;
+
+	r = record_begin(c, &rec->last, "refused", &o);
+	if (r >= 0)
+		r = add_str(o, "error", rec->error);
+	if (r >= 0)
+		r = add_obj(o, "count", json_object_new_uint64(rec->count));
+	if (r < 0)
+		return r;
+	peer = json_object_new_object();
+	r = add_obj(o, "peer", peer);
+	if (r >= 0)
+		r = add_obj(peer, "uid", json_object_new_int64((int64_t)rec->peer_uid));
+	if (r >= 0)
+		r = add_obj(peer, "gid", json_object_new_int64((int64_t)rec->peer_gid));
+	if (r >= 0)
+		r = add_obj(peer, "pid", json_object_new_int64((int64_t)rec->peer_pid));
+	if (r >= 0)
+		r = add_obj(peer, "key", json_object_new_uint64(rec->peer_key));
+	if (r >= 0)
+		r = format_time(&rec->first, t, sizeof(t));
+	if (r >= 0)
+		r = add_str(o, "first", t);
+	if (r >= 0)
+		r = add_str(o, "first_id", rec->first_id);
+	if (r >= 0)
+		r = add_str(o, "last_id", rec->last_id);
 	if (r < 0)
 		return r;
 	return record_finish(o, ret_line, ret_len);
@@ -349,7 +568,7 @@ static bool verify_line(struct auditrec_chain *c, const char *line, size_t len, 
 	}
 	type = json_object_get_string(v);
 	if (strcmp(type, "decision") != 0 && strcmp(type, "end") != 0 &&
-	    strcmp(type, "recovered") != 0) {
+	    strcmp(type, "recovered") != 0 && strcmp(type, "refused") != 0) {
 		*why = "unknown record type";
 		return false;
 	}
@@ -419,7 +638,8 @@ int auditrec_verify_fd(int fd, struct auditrec_verify_result *ret)
 	return 0;
 }
 
-/* Appends s to the growing buffer, escaping C0, DEL, C1 and backslash. */
+/* Appends s to the growing buffer, escaping C0, backslash and every
+ * auditrec_unsafe_codepoint() (DEL, C1, U+2028/9, bidi controls). */
 struct hbuf {
 	char *p;
 	size_t len, cap;
@@ -454,18 +674,22 @@ static void hb_puts(struct hbuf *h, const char *s)
 static void hb_escaped(struct hbuf *h, const char *s)
 {
 	const unsigned char *u = (const unsigned char *)s;
+	size_t n = strlen(s);
 
-	for (size_t i = 0; u[i]; i++) {
+	for (size_t i = 0; i < n; i++) {
 		char e[8];
+		unsigned cp;
+		size_t l;
 
 		if (u[i] < 0x20 || u[i] == 0x7f || u[i] == '\\') {
 			(void)snprintf(e, sizeof(e), u[i] == '\\' ? "\\\\" : "\\x%02x", u[i]);
 			hb_puts(h, e);
-		} else if (u[i] == 0xc2 && u[i + 1] >= 0x80 && u[i + 1] <= 0x9f) {
-			/* C1 controls (U+0080..U+009F): some terminals obey them. */
-			(void)snprintf(e, sizeof(e), "\\u%04x", u[i + 1]);
+		} else if ((l = auditrec_unsafe_codepoint(s + i, n - i, &cp)) > 0) {
+			/* C1 controls (some terminals obey them), line and
+			 * paragraph separators, bidi overrides. */
+			(void)snprintf(e, sizeof(e), "\\u%04x", cp);
 			hb_puts(h, e);
-			i++;
+			i += l - 1;
 		} else
 			hb_putn(h, s + i, 1);
 	}
@@ -542,6 +766,35 @@ int auditrec_format_human(const char *line, size_t len, char **ret)
 		hb_field(&h, o, "rule", "rule");
 		hb_field(&h, o, "why", "decision_reason");
 		hb_field(&h, o, "reason", "reason");
+		if (json_object_object_get_ex(o, "truncated", &v) &&
+		    json_object_is_type(v, json_type_object)) {
+			json_object *ob = NULL;
+
+			(void)json_object_object_get_ex(v, "original_bytes", &ob);
+			(void)snprintf(num, sizeof(num), " [TRUNCATED: %" PRIu64 " bytes in full]",
+				       json_object_get_uint64(ob));
+			hb_puts(&h, num);
+		}
+	} else if (strcmp(type, "refused") == 0) {
+		json_object *cnt = NULL;
+
+		hb_puts(&h, "DENY* ");
+		(void)json_object_object_get_ex(o, "count", &cnt);
+		(void)snprintf(num, sizeof(num), "%" PRIu64 " refusals", json_object_get_uint64(cnt));
+		hb_puts(&h, num);
+		if (json_object_object_get_ex(o, "peer", &v) && json_object_is_type(v, json_type_object)) {
+			json_object *uid = NULL, *pid = NULL;
+
+			(void)json_object_object_get_ex(v, "uid", &uid);
+			(void)json_object_object_get_ex(v, "pid", &pid);
+			(void)snprintf(num, sizeof(num), " uid=%" PRId64 " pid=%" PRId64,
+				       json_object_get_int64(uid), json_object_get_int64(pid));
+			hb_puts(&h, num);
+		}
+		hb_field(&h, o, "error", "error");
+		hb_field(&h, o, "since", "first");
+		hb_field(&h, o, "ids", "first_id");
+		hb_field(&h, o, "to", "last_id");
 	} else if (strcmp(type, "end") == 0) {
 		json_object *code = NULL, *dur = NULL;
 

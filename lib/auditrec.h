@@ -21,6 +21,12 @@ struct authz_git;
 #define AUDITREC_GENESIS "0000000000000000000000000000000000000000000000000000000000000000"
 #define AUDITREC_MAX_LINE 8388608u /* 8 MiB: a 256 KiB request, escaped */
 #define AUDITREC_MAX_ERROR 160
+/* One record's cap: a decision record over it is written with its values
+ * cut (each ending in AUDITREC_ELLIPSIS) and a "truncated" member giving the
+ * original size. Keeps a 256 KiB request from costing 256 KiB (or six times
+ * that, escaped) of log and fsync. */
+#define AUDITREC_MAX_RECORD 16384u
+#define AUDITREC_ELLIPSIS "\xe2\x80\xa6" /* U+2026, marks a cut value */
 
 struct auditrec_chain {
 	char prev[AUDITREC_HASH_HEX]; /* hash of the last line written */
@@ -64,6 +70,22 @@ struct auditrec_end {
 	uint64_t duration_ms;
 };
 
+/* Refusals before authentication (busy, malformed, too_large,
+ * unauthenticated, and connections that sent nothing) are counted, not
+ * written one by one: one "refused" record per peer and error per window
+ * (execd/audit.c), so a flood of 10,000 costs a handful of fsyncs while every
+ * refusal is still accounted for in a count. */
+struct auditrec_refused {
+	struct timespec first, last; /* first and last refusal counted */
+	uid_t peer_uid;
+	gid_t peer_gid;
+	pid_t peer_pid;     /* of the first refusal counted */
+	uint64_t peer_key;  /* pid namespace inode, or uid + 2^32 */
+	const char *error;  /* "busy", "malformed", ..., "empty" */
+	uint64_t count;
+	const char *first_id, *last_id;
+};
+
 /* Written by the daemon after it truncated a torn (crash-interrupted) last
  * line away, so the truncation itself is on the record. */
 struct auditrec_recovery {
@@ -88,6 +110,13 @@ int auditrec_format_end(const struct auditrec_chain *c, const struct auditrec_en
 			char **ret_line, size_t *ret_len);
 int auditrec_format_recovery(const struct auditrec_chain *c, const struct auditrec_recovery *rec,
 			     char **ret_line, size_t *ret_len);
+int auditrec_format_refused(const struct auditrec_chain *c, const struct auditrec_refused *rec,
+			    char **ret_line, size_t *ret_len);
+
+/* Length (1-3) of the UTF-8 sequence at s[0..n) when it is a code point
+ * the log writes escaped although JSON allows it raw (DEL, C1, U+2028/9,
+ * bidirectional controls), with *ret_cp set; 0 otherwise. */
+size_t auditrec_unsafe_codepoint(const char *s, size_t n, unsigned *ret_cp);
 
 /* Moves the chain past a line (with or without its trailing newline). */
 void auditrec_chain_advance(struct auditrec_chain *c, const char *line, size_t len);

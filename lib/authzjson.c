@@ -284,6 +284,181 @@ static bool has_control(const char *s, size_t len)
 	return false;
 }
 
+/* ---- duplicate keys ----
+ * json-c keeps the last of two equal keys, so {"decision":"denied",
+ * "decision":"approved"} would read as approved while a human (or a
+ * logging proxy) reading the first one saw a denial. The answer is scanned
+ * once more, on its text, and any object with two equal keys (after
+ * escapes: "decision" and "\u0064ecision" are the same key) is refused. */
+
+struct dupscan_frame {
+	bool is_object, expect_key;
+	size_t n_keys;
+	size_t key_off[AUTHZJSON_MAX_KEYS], key_len[AUTHZJSON_MAX_KEYS];
+};
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static bool read_hex4(const char *p, const char *end, unsigned *ret)
+{
+	unsigned v = 0;
+
+	if (end - p < 4)
+		return false;
+	for (int i = 0; i < 4; i++) {
+		int h = hexval(p[i]);
+
+		if (h < 0)
+			return false;
+		v = v << 4 | (unsigned)h;
+	}
+	*ret = v;
+	return true;
+}
+
+static size_t put_utf8(char *o, unsigned cp)
+{
+	if (cp < 0x80) {
+		o[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		o[0] = (char)(0xc0 | cp >> 6);
+		o[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		o[0] = (char)(0xe0 | cp >> 12);
+		o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		o[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	o[0] = (char)(0xf0 | cp >> 18);
+	o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+	o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+	o[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+/* Decodes the JSON string starting after its opening quote at *pp into out
+ * (when not NULL; never longer than the escaped form). Leaves *pp after the
+ * closing quote. false on a malformed string. */
+static bool scan_string(const char **pp, const char *end, char *out, size_t *ret_len)
+{
+	const char *p = *pp;
+	size_t n = 0;
+
+	while (p < end && *p != '"') {
+		if (*p != '\\') {
+			if (out)
+				out[n] = *p;
+			n++;
+			p++;
+			continue;
+		}
+		if (++p >= end)
+			return false;
+		if (*p == 'u') {
+			unsigned cp, lo;
+			char tmp[4];
+			size_t k;
+
+			if (!read_hex4(p + 1, end, &cp))
+				return false;
+			p += 5;
+			if (cp >= 0xd800 && cp <= 0xdbff && end - p >= 6 && p[0] == '\\' &&
+			    p[1] == 'u' && read_hex4(p + 2, end, &lo) && lo >= 0xdc00 && lo <= 0xdfff) {
+				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+				p += 6;
+			}
+			k = put_utf8(tmp, cp);
+			if (out)
+				memcpy(out + n, tmp, k);
+			n += k;
+			continue;
+		}
+		if (out) {
+			static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+			const char *f = strchr(from, *p);
+
+			if (!f || !*p)
+				return false;
+			out[n] = to[f - from];
+		}
+		n++;
+		p++;
+	}
+	if (p >= end)
+		return false;
+	*pp = p + 1;
+	*ret_len = n;
+	return true;
+}
+
+int authzjson_check_duplicate_keys(const char *text, size_t len)
+{
+	_cleanup_free_ struct dupscan_frame *stack = NULL;
+	_cleanup_free_ char *keys = NULL;
+	const char *p = text, *end = text + len;
+	size_t depth = 0, used = 0;
+
+	stack = calloc(AUTHZJSON_MAX_DEPTH, sizeof(*stack));
+	/* Decoded keys are never longer than their escaped text (a \uXXXX
+	 * of six bytes gives at most three; a pair of twelve gives four). */
+	keys = malloc(len + 1);
+	if (!stack || !keys)
+		return -ENOMEM;
+	while (p < end) {
+		struct dupscan_frame *top = depth > 0 ? &stack[depth - 1] : NULL;
+		char c = *p;
+
+		if (c == '{' || c == '[') {
+			if (depth >= AUTHZJSON_MAX_DEPTH)
+				return -EBADMSG;
+			stack[depth++] = (struct dupscan_frame){ .is_object = c == '{', .expect_key = c == '{' };
+			p++;
+		} else if (c == '}' || c == ']') {
+			if (depth == 0)
+				return -EBADMSG;
+			depth--;
+			p++;
+		} else if (c == ',') {
+			if (top && top->is_object)
+				top->expect_key = true;
+			p++;
+		} else if (c == '"') {
+			bool is_key = top && top->is_object && top->expect_key;
+			size_t n = 0;
+
+			p++;
+			if (!scan_string(&p, end, is_key ? keys + used : NULL, &n))
+				return -EBADMSG;
+			if (!is_key)
+				continue;
+			for (size_t i = 0; i < top->n_keys; i++)
+				if (top->key_len[i] == n && memcmp(keys + top->key_off[i], keys + used, n) == 0)
+					return -EEXIST;
+			if (top->n_keys >= AUTHZJSON_MAX_KEYS)
+				return -E2BIG;
+			top->key_off[top->n_keys] = used;
+			top->key_len[top->n_keys++] = n;
+			used += n;
+			top->expect_key = false;
+		} else
+			p++; /* blanks, ':', numbers, true/false/null */
+	}
+	return depth == 0 ? 0 : -EBADMSG;
+}
+
 static int bad(struct authz_decision *d, const char **reterr, const char *msg)
 {
 	authz_decision_clear(d);
@@ -324,6 +499,13 @@ int authzjson_parse_decision(const char *text, size_t len, struct authzjson_answ
 			return bad(d, reterr, "trailing bytes after the JSON document");
 	if (!json_object_is_type(root, json_type_object))
 		return bad(d, reterr, "answer is not a JSON object");
+	r = authzjson_check_duplicate_keys(text, len);
+	if (r == -ENOMEM)
+		return r;
+	if (r == -EEXIST)
+		return bad(d, reterr, "duplicate key in answer");
+	if (r < 0)
+		return bad(d, reterr, "answer has too many keys or is nested too deeply");
 
 	json_object_object_foreach(root, key, val)
 	{

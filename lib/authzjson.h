@@ -25,6 +25,8 @@
 #define AUTHZJSON_VERSION 1
 #define AUTHZJSON_MAX_DECISION ((size_t)64 * 1024) /* bytes of one decision document */
 #define AUTHZJSON_MAX_ID 128               /* pending id, with NUL */
+#define AUTHZJSON_MAX_KEYS 64              /* keys of one object in an answer */
+#define AUTHZJSON_MAX_DEPTH 16             /* nesting of an answer */
 
 enum authzjson_state {
 	AUTHZJSON_APPROVED,
@@ -48,6 +50,13 @@ int authzjson_encode_request(const struct authz_request *req, char **ret, size_t
  * *reterr a static description, and d cleared to a denial. */
 int authzjson_parse_decision(const char *text, size_t len, struct authzjson_answer *ret,
 			     struct authz_decision *d, const char **reterr);
+
+/* Scans a JSON text (already known to be well-formed) for an object with
+ * two equal keys, compared after unescaping. 0 when there is none,
+ * -EEXIST when there is, -E2BIG for an object of more than
+ * AUTHZJSON_MAX_KEYS keys, -EBADMSG for nesting deeper than
+ * AUTHZJSON_MAX_DEPTH or a malformed text, -ENOMEM. */
+int authzjson_check_duplicate_keys(const char *text, size_t len);
 
 /* The destination without its userinfo: a remote URL such as
  * https://user:TOKEN@host/x carries a credential that neither an external

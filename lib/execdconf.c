@@ -39,6 +39,7 @@ void execdconf_done(struct execdconf *c)
 		&c->backend, &c->policy_file, &c->webhook_url, &c->webhook_token_file,
 		&c->webhook_ca_file, &c->exec_program, &c->audit_log, &c->socket, &c->token_file,
 		&c->git_binary, &c->git_cache_dir,
+		&c->gh_host, &c->work_dir,
 	};
 
 	for (size_t i = 0; i < ELEMENTSOF(strs); i++) {
@@ -125,6 +126,8 @@ static const struct str_key str_keys[] = {
 	{ "token_file", offsetof(struct execdconf, token_file), true },
 	{ "git_binary", offsetof(struct execdconf, git_binary), true },
 	{ "git_cache_dir", offsetof(struct execdconf, git_cache_dir), true },
+	{ "gh_host", offsetof(struct execdconf, gh_host), false },
+	{ "work_dir", offsetof(struct execdconf, work_dir), true },
 };
 
 struct num_key {
@@ -147,6 +150,7 @@ static const struct num_key num_keys[] = {
 	{ "git_max_cache_mb", offsetof(struct execdconf, git_max_cache_mb), 0, 16777216 },
 	{ "request_read_timeout_ms", offsetof(struct execdconf, request_read_timeout_ms), 1,
 	  EXECDCONF_MAX_MS },
+	{ "psql_stdin", offsetof(struct execdconf, psql_stdin), 0, 1 },
 };
 
 static int parse_line(struct execdconf *c, char *line, unsigned lineno, uint32_t *seen,

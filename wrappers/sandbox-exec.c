@@ -7,7 +7,8 @@
  *   sandbox-exec git push ...      -> the same
  *
  * It sends the request (token, tool, args, cwd, SANDBOX_REASON, and the
- * repository and branch when cheaply known) with its stdin/stdout/stderr as
+ * repository and branch when cheaply known; for gh, --repo HOST/OWNER/REPO
+ * from the origin remote) with its stdin/stdout/stderr as
  * SCM_RIGHTS, waits for the reply and exits with the tool's status (128+N
  * for a signal). Its own failures print one line and use the codes of
  * lib/exitcodes.h. Signals are not forwarded: when the wrapper dies (Ctrl-C
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #include "exitcodes.h"
+#include "toolfiles.h"
 #include "macros.h"
 #include "wire.h"
 
@@ -35,6 +37,7 @@
 #define SE_DEFAULT_TOKEN "/run/code-sandbox/token"
 #define SE_MAX_HEAD 256   /* bytes of .git/HEAD we read */
 #define SE_MAX_DEPTH 64   /* directories walked up looking for .git */
+#define SE_MAX_CONFIG 65536 /* bytes of .git/config read for gh's --repo */
 
 static const char *prog = "sandbox-exec";
 
@@ -115,6 +118,91 @@ static void find_repo(const char *cwd, char **ret_repo, char **ret_branch)
 		else
 			*slash = '\0';
 	}
+}
+
+/* gh in the container: the repository it acts on, as HOST/OWNER/REPO,
+ * from the origin remote in <repo>/.git/config (read as text; nothing is
+ * executed). The daemon runs gh in an empty directory on the host, where
+ * gh could not find it, and insists on an explicit host (the configured
+ * one). NULL when there is no such remote or it is not a GitHub-style URL. */
+static char *gh_repo_from_config(const char *repo)
+{
+	char path[PATH_MAX + 16], buf[SE_MAX_CONFIG + 1], *line, *save = NULL, *url = NULL;
+	_cleanup_close_ int fd = -1;
+	bool in_origin = false;
+	ssize_t n;
+
+	if (!repo || (size_t)snprintf(path, sizeof(path), "%s/.git/config", repo) >= sizeof(path))
+		return NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, SE_MAX_CONFIG);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		line += strspn(line, " \t");
+		if (line[0] == '[') {
+			in_origin = strncmp(line, "[remote \"origin\"]", 17) == 0;
+			continue;
+		}
+		if (in_origin && strncmp(line, "url", 3) == 0 && strchr(line, '=')) {
+			url = strchr(line, '=') + 1;
+			url += strspn(url, " \t");
+			url[strcspn(url, " \t\r")] = '\0';
+			break;
+		}
+	}
+	if (!url)
+		return NULL;
+	{
+		const char *h, *rest;
+		char out[512];
+		size_t hl, rl;
+
+		if (strncmp(url, "https://", 8) == 0 || strncmp(url, "ssh://", 6) == 0) {
+			h = strstr(url, "://") + 3;
+			if (strchr(h, '@') && strchr(h, '@') < strchr(h, '/'))
+				h = strchr(h, '@') + 1;
+			rest = strchr(h, '/');
+			if (!rest)
+				return NULL;
+			hl = (size_t)(rest - h);
+			rest++;
+		} else if (strchr(url, '@') && strchr(url, ':') > strchr(url, '@')) {
+			h = strchr(url, '@') + 1; /* git@HOST:OWNER/REPO */
+			rest = strchr(h, ':');
+			hl = (size_t)(rest - h);
+			rest++;
+		} else
+			return NULL;
+		if (memchr(h, ':', hl)) /* a port: not a gh host */
+			hl = (size_t)((const char *)memchr(h, ':', hl) - h);
+		rl = strlen(rest);
+		if (rl > 4 && strcmp(rest + rl - 4, ".git") == 0)
+			rl -= 4;
+		while (rl > 0 && rest[rl - 1] == '/')
+			rl--;
+		if (hl == 0 || rl == 0 ||
+		    (size_t)snprintf(out, sizeof(out), "%.*s/%.*s", (int)hl, h, (int)rl, rest) >= sizeof(out) ||
+		    !wire_utf8_valid(out, strlen(out)))
+			return NULL;
+		return strdup(out);
+	}
+}
+
+/* True when argv (after the tool name) already names the repository. */
+static bool gh_has_repo(char **args, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(args[i], "--") == 0)
+			return false;
+		if (strcmp(args[i], "-R") == 0 || strcmp(args[i], "--repo") == 0 ||
+		    strncmp(args[i], "--repo=", 7) == 0 || (strncmp(args[i], "-R", 2) == 0 && args[i][2]))
+			return true;
+	}
+	return false;
 }
 
 static int recv_all(int fd, uint8_t *buf, size_t n)
@@ -223,6 +311,24 @@ int main(int argc, char **argv)
 	if (req.reason && !wire_utf8_valid(req.reason, strlen(req.reason)))
 		req.reason = NULL;
 	find_repo(cwd, &req.repo, &req.branch);
+	if (strcmp(req.tool, "gh") == 0 && !gh_has_repo(req.args, req.n_args)) {
+		char *first = NULL, *rv;
+
+		for (size_t i = 0; i < req.n_args && !first; i++)
+			if (req.args[i][0] != '-')
+				first = req.args[i];
+		if (toolfiles_gh_needs_repo(first) && (rv = gh_repo_from_config(req.repo))) {
+			char **a = calloc(req.n_args + 3, sizeof(char *));
+
+			if (!a)
+				die(EXIT_WRAP_USAGE, "out of memory");
+			a[0] = (char *)"--repo";
+			a[1] = rv;
+			memcpy(a + 2, req.args, req.n_args * sizeof(char *));
+			req.args = a;
+			req.n_args += 2;
+		}
+	}
 
 	r = wire_encode_request(&req, frame, sizeof(frame), &len);
 	if (r == -E2BIG || r == -ENOBUFS)

@@ -111,7 +111,7 @@ expect_denied "static: kubectl get secrets denied with the rule's reason" "readi
 expect_denied "static: kubectl -n x get secret/y denied" "reading Secrets needs review" kubectl -n x get secret/y
 expect_denied "static: kubectl delete --all denied" "mass deletion needs review" kubectl delete pods --all
 expect_denied "static: impersonation denied" "impersonation needs review" kubectl --as=admin get pods
-expect_denied "static: unmatched command denied" "default deny" kubectl apply -k .
+expect_denied "static: unmatched command denied" "default deny" kubectl rollout restart deploy/x
 expect_allowed "static: echo allowed" echo hi
 check "static: allowed command ran" "$OUT" = hi
 ok "static: decisions audited with their rule" grep -q '"rule":"policy.conf:4"' "$AUDIT"
@@ -147,6 +147,7 @@ REASON=garbage expect_denied "exec: garbage output denies" "malformed" kubectl g
 REASON=exit3 expect_denied "exec: non-zero exit denies" "failed" kubectl get pods
 REASON=badenv expect_denied "exec: LD_PRELOAD from the program denies" "malformed" kubectl get pods
 REASON=pending expect_denied "exec: pending denies" "does not poll" kubectl get pods
+REASON=duplicate expect_denied "exec: a duplicate key (denied, then approved) denies" "malformed" kubectl get pods
 REASON=
 # Concurrent decisions: each request runs its own program.
 concurrent() { # concurrent N CMD...: N at once, all must be allowed
@@ -213,6 +214,7 @@ REASON=slow expect_denied "webhook: an answer slower than webhook_timeout_ms den
 REASON=error500 expect_denied "webhook: HTTP 500 denies" "HTTP error" kubectl get pods
 REASON=redirect expect_denied "webhook: a redirect is not followed and denies" "redirect" kubectl get pods
 REASON=huge expect_denied "webhook: an oversized answer denies" "too large" kubectl get pods
+REASON=duplicate expect_denied "webhook: a duplicate key (denied, then approved) denies" "duplicate key" kubectl get pods
 REASON=
 ok "webhook: 12 concurrent decisions, all approved" concurrent 12 kubectl get pods
 stop_server

@@ -39,9 +39,9 @@ execd_setup() {
 	chmod 755 "$T"
 	trap execd_cleanup EXIT
 	stage_vars "$T/prog" EXECD WRAPPER RAWCLIENT || exit 1
-	mkdir -p "$T/ws/sub" "$T/run" "$T/state" "$T/bin" "$T/home" "$T/outside"
-	chmod 700 "$T/run"
-	chown -R "$EXECD_USER:" "$T/ws" "$T/run" "$T/state" "$T/home" "$T/outside"
+	mkdir -p "$T/ws/sub" "$T/run" "$T/state" "$T/bin" "$T/home" "$T/outside" "$T/work"
+	chmod 700 "$T/run" "$T/work"
+	chown -R "$EXECD_USER:" "$T/ws" "$T/run" "$T/state" "$T/home" "$T/outside" "$T/work"
 	for t in echo sh true sleep cat nope; do ln -s "$WRAPPER" "$T/bin/$t"; done
 	SOCK=$T/run/execd.sock
 	TOKEN=$T/run/token
@@ -57,6 +57,8 @@ execd_conf() { # execd_conf [LINE...]: defaults for backend and timeout unless g
 		printf '%s\n' "$@"
 		case " $* " in *"backend ="*) ;; *) echo "backend = allow_all" ;; esac
 		case " $* " in *"command_timeout_ms ="*) ;; *) echo "command_timeout_ms = 20000" ;; esac
+		# The tools' private directories (issue 9): inside the test's dir.
+		case " $* " in *"work_dir ="*) ;; *) echo "work_dir = $T/work" ;; esac
 	} >"$T/execd.conf"
 }
 
@@ -99,3 +101,20 @@ raw() { # raw MODE [args]: the hand-made client, as the user
 
 token() { cat "$TOKEN"; }
 
+
+# Copies the programs a test runs as $EXECD_USER into its own 0755 directory
+# (issue 12: the checkout's parents need not be traversable by that user)
+# and points EXECD, WRAPPER, RAWCLIENT, LOAD and the tool links at the
+# copies. Call after execd_setup.
+execd_private_binaries() {
+	mkdir -p "$T/prog"
+	cp "$BUILD_DIR/execd/sandbox-execd" "$BUILD_DIR/execd/sandbox-execd-reap" "$BUILD_DIR/wrappers/sandbox-exec" \
+		"$SOURCE_DIR/tests/support/execd-rawclient.py" "$SOURCE_DIR/tests/support/execd-load.py" "$T/prog/"
+	chmod 755 "$T/prog" "$T/prog"/*
+	EXECD=$T/prog/sandbox-execd
+	WRAPPER=$T/prog/sandbox-exec
+	RAWCLIENT=$T/prog/execd-rawclient.py
+	LOAD=$T/prog/execd-load.py
+	local l
+	for l in "$T"/bin/*; do [ -L "$l" ] && ln -sfn "$WRAPPER" "$l"; done
+}

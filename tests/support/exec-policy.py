@@ -17,6 +17,7 @@ a reason. Misbehaviour for the tests is chosen by the request's own reason
   (named *noread*) answers "approved" without reading its input
   trailing  a valid approval followed by a second document
   extra     an approval with an unknown key
+  duplicate {"decision":"denied","decision":"approved"}
 """
 import json
 import os
@@ -74,6 +75,9 @@ def main():
         return 0
     if mode == "extra":
         answer({"decision": "approved", "admin": True})
+        return 0
+    if mode == "duplicate":
+        sys.stdout.write('{"decision":"denied","decision":"approved"}')
         return 0
     if req is None:
         answer({"decision": "approved", "reason": "did not read"})

@@ -6,12 +6,15 @@ oversized or trailing-byte frames) and prints the reply as one line:
 Usage: execd-rawclient.py SOCKET MODE [options]
   MODE request  --token T --tool NAME --cwd PATH [--arg A]...
   MODE garbage | oversized | trailing | nofds | hold   (hold: connect, send nothing)
+  MODE extra    a valid request frame followed by bytes in the same send
+  MODE late     a valid request frame, then bytes 0.5 s later (while it runs)
 """
 import argparse
 import os
 import socket
 import struct
 import sys
+import time
 
 VERSION, T_REQ, T_REP = 1, 1, 2
 TAGS = {"token": 1, "tool": 2, "arg": 3, "cwd": 4, "reason": 5}
@@ -98,6 +101,12 @@ def send(a, s):
     elif a.mode == "trailing":
         p = request_payload(a)
         socket.send_fds(s, [frame(p, length=len(p) - 1)], fds)
+    elif a.mode == "extra":
+        socket.send_fds(s, [frame(request_payload(a)) + b"junk"], fds)
+    elif a.mode == "late":
+        socket.send_fds(s, [frame(request_payload(a))], fds)
+        time.sleep(0.5)
+        s.sendall(b"junk")
     elif a.mode == "nofds":
         s.sendall(frame(request_payload(a)))
     elif a.mode == "hold":

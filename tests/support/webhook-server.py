@@ -21,6 +21,7 @@ default approves `git status`/`git log` and `kubectl get` and denies everything 
   slow           answers after 5 seconds      error500  HTTP 500
   redirect       302 to /approve-me (which would approve)
   huge           a 200 kB body                 badid   pending with id "../x"
+  duplicate      {"decision":"denied","decision":"approved"} (json.loads takes the last)
 """
 import argparse
 import json
@@ -112,6 +113,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send(200, b"<html>approved</html>")
         elif mode == "extra":
             self.send(200, {"decision": "approved", "admin": True})
+        elif mode == "duplicate":
+            self.send(200, b'{"decision":"denied","decision":"approved"}')
         elif mode == "slow":
             time.sleep(5)
             self.send(200, {"decision": "approved"})

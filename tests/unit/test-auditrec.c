@@ -250,3 +250,116 @@ TEST(invalid_utf8_is_refused)
 	EXPECT_EQ(auditrec_format_decision(&c, &d, &line, &len), -EINVAL);
 	ASSERT_NULL(line);
 }
+
+/* json-c writes DEL, C1, U+2028/2029 and bidi controls raw; the log must
+ * not (terminals, JavaScript viewers and readers of argv would be fooled). */
+TEST(unsafe_code_points_are_escaped_in_the_json)
+{
+	static const char *const argv[] = {
+		"echo",
+		"a\x7f" "b\xc2\x9b" "c\xe2\x80\xa8" "d\xe2\x80\xa9" "e\xe2\x80\xae" "f\xe2\x81\xa6"
+		"g\xd8\x9c" "h\xe2\x80\x8f" "i\xe2\x80\xa6" "j\xc3\xa9",
+	};
+	struct auditrec_decision d = { .id = "x", .tool = "echo", .argv = argv, .argc = 2,
+				       .reason = "\xe2\x80\xae" "evil" };
+	struct auditrec_verify_result res;
+	struct auditrec_chain c;
+	char *line = NULL, *h = NULL;
+	size_t len;
+	int fd;
+
+	auditrec_chain_init(&c);
+	ASSERT_OK(auditrec_format_decision(&c, &d, &line, &len));
+	for (size_t k = 0; k + 1 < len; k++) {
+		unsigned cp;
+
+		ASSERT_EQ(auditrec_unsafe_codepoint(line + k, len - k, &cp), 0);
+	}
+	EXPECT_TRUE(strstr(line, "a\\u007fb\\u009bc\\u2028d\\u2029e\\u202ef\\u2066g\\u061ch\\u200fi"
+				 "\xe2\x80\xa6j\xc3\xa9") != NULL);
+	EXPECT_TRUE(strstr(line, "\"reason\":\"\\u202eevil\"") != NULL);
+	/* Still one valid record of the chain. */
+	fd = memfd_create("audit", MFD_CLOEXEC);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(write(fd, line, len), (ssize_t)len);
+	ASSERT_EQ(lseek(fd, 0, SEEK_SET), 0);
+	ASSERT_OK(auditrec_verify_fd(fd, &res));
+	EXPECT_EQ(res.n_lines, 1);
+	close(fd);
+	ASSERT_OK(auditrec_format_human(line, len, &h));
+	EXPECT_TRUE(strstr(h, "\\u2028") != NULL);
+	EXPECT_TRUE(strstr(h, "\\u202e") != NULL);
+	EXPECT_TRUE(strstr(h, "\\u061c") != NULL);
+	EXPECT_TRUE(strstr(h, "\xe2\x80\xae") == NULL);
+	EXPECT_TRUE(strstr(h, "\xe2\x80\xa8") == NULL);
+	free(h);
+	free(line);
+}
+
+TEST(oversized_record_is_cut_with_a_marker)
+{
+	static char big[200 * 1024];
+	const char *argv[300];
+	struct auditrec_decision d = { .id = "x", .tool = "echo", .argv = argv, .argc = 300,
+				       .reason = "short reason" };
+	struct auditrec_verify_result res;
+	struct auditrec_chain c;
+	char *line = NULL, *h = NULL;
+	size_t len;
+	int fd;
+
+	memset(big, '\x01', sizeof(big) - 1); /* escapes to six bytes each */
+	argv[0] = "echo";
+	for (size_t i = 1; i < ELEMENTSOF(argv); i++)
+		argv[i] = i == 1 ? big : "arg";
+	auditrec_chain_init(&c);
+	ASSERT_OK(auditrec_format_decision(&c, &d, &line, &len));
+	EXPECT_TRUE(len <= AUDITREC_MAX_RECORD);
+	EXPECT_TRUE(strstr(line, "\"truncated\":{\"original_bytes\":") != NULL);
+	EXPECT_TRUE(strstr(line, "\"argc\":300") != NULL);
+	EXPECT_TRUE(strstr(line, "\xe2\x80\xa6\"") != NULL); /* a value ends in the ellipsis */
+	EXPECT_TRUE(strstr(line, "\"reason\":\"short reason\"") != NULL);
+	fd = memfd_create("audit", MFD_CLOEXEC);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(write(fd, line, len), (ssize_t)len);
+	ASSERT_EQ(lseek(fd, 0, SEEK_SET), 0);
+	ASSERT_OK(auditrec_verify_fd(fd, &res));
+	close(fd);
+	ASSERT_OK(auditrec_format_human(line, len, &h));
+	EXPECT_TRUE(strstr(h, "[TRUNCATED: ") != NULL);
+	free(h);
+	free(line);
+
+	/* A record under the cap is written whole, without the marker. */
+	d.argc = 3;
+	argv[1] = "a";
+	ASSERT_OK(auditrec_format_decision(&c, &d, &line, &len));
+	EXPECT_TRUE(strstr(line, "truncated") == NULL);
+	free(line);
+}
+
+TEST(refused_record_counts_and_chains)
+{
+	struct auditrec_refused rec = {
+		.first = { .tv_sec = 1700000000 }, .last = { .tv_sec = 1700000000, .tv_nsec = 900000000 },
+		.peer_uid = 1000, .peer_gid = 1000, .peer_pid = 77, .peer_key = 4026531836u,
+		.error = "unauthenticated", .count = 9999, .first_id = "a-1", .last_id = "a-9999",
+	};
+	const int order[] = { 0, 1, -1 };
+	struct auditrec_verify_result res;
+	struct auditrec_chain c;
+	char *line, *h = NULL;
+	size_t len;
+
+	build();
+	ASSERT_OK(auditrec_chain_resume(&c, lines[1], lens[1]));
+	ASSERT_OK(auditrec_format_refused(&c, &rec, &line, &len));
+	EXPECT_TRUE(strstr(line, "\"type\":\"refused\",\"error\":\"unauthenticated\",\"count\":9999") != NULL);
+	ASSERT_OK(verify_order(order, ELEMENTSOF(order), line, &res));
+	EXPECT_EQ(res.n_lines, 3);
+	ASSERT_OK(auditrec_format_human(line, len, &h));
+	EXPECT_TRUE(strstr(h, "9999 refusals") != NULL);
+	EXPECT_TRUE(strstr(h, "error='unauthenticated'") != NULL);
+	free(h);
+	free(line);
+}

@@ -231,6 +231,45 @@ TEST(decision_limits)
 	EXPECT_ERR(parse(reason, &a, &d), EBADMSG);
 }
 
+/* json-c keeps the last of two equal keys: a "denied" a human saw first
+ * must not turn into an approval. Compared after unescaping. */
+TEST(decision_duplicate_keys_are_refused)
+{
+	static const char *const dup[] = {
+		"{\"decision\":\"denied\",\"decision\":\"approved\"}",
+		"{\"decision\":\"denied\",\"\\u0064ecision\":\"approved\"}",
+		"{\"decision\":\"approved\",\"reason\":\"a\",\"reason\":\"b\"}",
+		"{\"decision\":\"approved\",\"env\":{\"GH_TOKEN\":\"a\",\"GH_TOKEN\":\"b\"}}",
+		"{\"decision\":\"approved\",\"env\":{\"A\":\"a\",\"\\u0041\":\"b\"}}",
+	};
+	static const char *const fine[] = {
+		"{\"decision\":\"approved\",\"env\":{\"decision\":\"x\"}}",
+		"{\"decision\":\"approved\",\"reason\":\"{\\\"decision\\\":1,\\\"decision\\\":2}\"}",
+		"{\"decision\":\"denied\",\"reason\":\"\\ud83d\\ude00 \\\\ \\\" ,\"}",
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(dup); i++) {
+		struct authzjson_answer a;
+		struct authz_decision d = { 0 };
+		const char *why = NULL;
+
+		d.verdict = AUTHZ_ALLOW;
+		EXPECT_ERR(authzjson_parse_decision(dup[i], strlen(dup[i]), &a, &d, &why), EBADMSG);
+		EXPECT_EQ(d.verdict, AUTHZ_DENY);
+		EXPECT_TRUE(why && strstr(why, "duplicate") != NULL);
+		EXPECT_EQ(d.n_env, 0);
+	}
+	for (size_t i = 0; i < ELEMENTSOF(fine); i++) {
+		struct authzjson_answer a;
+		struct authz_decision d = { 0 };
+
+		EXPECT_OK(parse(fine[i], &a, &d));
+		authz_decision_clear(&d);
+	}
+	EXPECT_EQ(authzjson_check_duplicate_keys("{\"a\":[{\"b\":1},{\"b\":2}]}", 23), 0);
+	EXPECT_EQ(authzjson_check_duplicate_keys("{\"a\":{\"b\":1,\"b\":2}}", 19), -EEXIST);
+}
+
 TEST(request_carries_the_git_relay_fields)
 {
 	const char *argv[] = { "git", "push", NULL };

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/* How a host tool may be run for the agent (pure): the rule is that no host
+ * tool runs with its working directory in the workspace or is given a
+ * workspace path. From the tool and its argv this computes a plan the
+ * daemon carries out (execd/toolrun.c):
+ *   - the tool runs in an empty private directory (every tool but git,
+ *     whose host-side use the git relay replaces);
+ *   - each argument naming a file the tool must read (kubectl -f, aws
+ *     file:// and fileb://, psql -f, gh --body-file / api --input / -F k=@f,
+ *     terraform -var-file) is listed: the daemon opens it beneath the mapped
+ *     workspace, copies it into a sealed memfd and rewrites the argument to
+ *     /dev/fd/N;
+ *   - options that write files, read host paths, change endpoints or
+ *     credentials, or run programs are refused (`refused`), whatever the
+ *     backend says;
+ *   - per tool: psql gets -X and no agent stdin, its -c strings and -f files
+ *     are checked by lib/psqlmeta.c; gh needs --repo HOST/OWNER/REPO on the
+ *     configured host; terraform runs on copies of *.tf, *.tfvars and the
+ *     lock file.
+ * Option spellings follow the tools (kubectl/gh: pflag; aws: argparse,
+ * which accepts unique abbreviations, so guarded aws options are also
+ * recognised abbreviated; psql: getopt_long; terraform: Go flag, one or two
+ * dashes). */
+#ifndef CS_TOOLFILES_H
+#define CS_TOOLFILES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define TOOLFILES_MAX_FILES 16     /* file arguments of one command */
+#define TOOLFILES_MAX_SQL 16       /* psql -c strings */
+#define TOOLFILES_MAX_PREPEND 2
+#define TOOLFILES_MAX_HOST 256
+
+enum toolfiles_kind {
+	TOOLFILES_READ,        /* content passed as is */
+	TOOLFILES_PSQL_SCRIPT, /* content checked with psqlmeta_check() first */
+	TOOLFILES_KIND_MAX,
+};
+
+struct toolfiles_file {
+	size_t arg;        /* index in argv (argv[0] is the tool) */
+	size_t prefix_len; /* the path is argv[arg] + prefix_len; the prefix is kept */
+	enum toolfiles_kind kind;
+};
+
+struct toolfiles_config {
+	const char *gh_host; /* the one GitHub host gh may talk to ("github.com") */
+	bool psql_stdin;     /* psql may read the agent's stdin */
+};
+
+struct toolfiles_target { /* psql: what the command connects to (NULL: unset) */
+	const char *host, *port, *dbname, *user; /* point into argv */
+};
+
+struct toolfiles_plan {
+	bool private_cwd;    /* run in an empty private directory */
+	bool stdin_null;     /* the tool gets /dev/null, not the agent's stdin */
+	bool copy_terraform; /* copy *.tf, *.tfvars, .terraform.lock.hcl from the cwd */
+	size_t n_files;
+	struct toolfiles_file files[TOOLFILES_MAX_FILES];
+	size_t n_sql; /* psql -c values to check (argv index, offset of the value) */
+	struct toolfiles_file sql[TOOLFILES_MAX_SQL];
+	size_t n_prepend; /* inserted right after argv[0] */
+	const char *prepend[TOOLFILES_MAX_PREPEND];
+	struct toolfiles_target target;
+	size_t n_guarded; /* aws guarded options: argv indexes (value attached or next) */
+	size_t guarded[TOOLFILES_MAX_FILES];
+	const char *refused;     /* static reason; the daemon denies */
+	const char *refused_arg; /* the argument (points into argv), may be NULL */
+};
+
+/* Computes the plan for argv[0..argc) (argv[0] the tool-table name).
+ * Always returns 0 with *ret filled (refusals are in ret->refused), or
+ * -EINVAL for NULL arguments. The plan points into argv. */
+int toolfiles_plan(const char *tool, const char *const *argv, size_t argc,
+		   const struct toolfiles_config *cfg, struct toolfiles_plan *ret);
+
+/* aws: is this option (as written, "--endpoint-url=x", "--endp") one of
+ * the guarded ones (--endpoint-url, --ca-bundle, --no-verify-ssl, --debug,
+ * --profile, --region, --cli-input-json/yaml, --cli-auto-prompt), exactly
+ * or abbreviated? Guarded options are refused unless a static policy rule
+ * names the exact value. */
+bool toolfiles_aws_guarded(const char *opt);
+
+/* gh: does this top-level command act on "the current repository" (pr,
+ * issue, release, run, ...), so that it needs --repo? */
+bool toolfiles_gh_needs_repo(const char *command);
+
+/* gh: the host of a repository argument or URL ("HOST/OWNER/REPO",
+ * "https://HOST/...", "git@HOST:..."): copied into buf (lowercase), or ""
+ * when the argument names none (OWNER/REPO: gh's default host). -ENAMETOOLONG. */
+int toolfiles_gh_host_of(const char *arg, char *buf, size_t len);
+
+#endif
