@@ -242,6 +242,7 @@ done
 if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
 	mkdir -p "$T/homebind" "$T/home2/.config"
 	st=0
+	# shellcheck disable=SC2016 # $1..$6 expand in the inner shell
 	unshare -m bash -c 'mount --bind "$1" "$2" && cd "$2" && env -i PATH="$3" HOME="$1" XDG_CONFIG_HOME="$4" \
 		XDG_STATE_HOME="$5" HOST_UID=4242 HOST_GID=4343 CODE_SANDBOX_DNS=198.51.100.53 CONTAINER_ENGINE=podman \
 		"$6" --dry-run -- true' sh "$T/home2" "$T/homebind" "$T/bin:/usr/bin:/bin" "$T/cfg" "$T/state" "$CS" \

@@ -70,7 +70,9 @@ chmod 0755 "$T/agent" "$T/agent/"*
 
 # Everything the user does on the host, as the user.
 as_user() {
-	setpriv --reuid=$U --regid=$U --clear-groups env -i PATH=/usr/bin:/bin HOME="$UH" LC_ALL=C "$@"
+	# From /: the test's own cwd (the build directory) may lie under a
+	# directory the user cannot enter (a checkout in a 0700 home).
+	(cd / && setpriv --reuid=$U --regid=$U --clear-groups env -i PATH=/usr/bin:/bin HOME="$UH" LC_ALL=C "$@")
 }
 marks() { find "$M" -mindepth 1 -printf '%f\n' | sort | tr '\n' ' '; }
 
