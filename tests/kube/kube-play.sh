@@ -384,39 +384,33 @@ check "nothing of the pod is left after that ($(left_engine | tr '\n' ' '))" -z 
 check "the pod's infra process is gone" "$(kill -0 "$ipid" 2>/dev/null && echo alive || echo gone)" = gone
 PLAYED=0
 
-# --- the Job's pod: the workspace cloned by the init container, the Job's
-# status is the agent's. podman 4.3 plays no Job and no native sidecar: the
-# adapter runs the Job's pod template as a Pod (the sidecar a container).
-git init -q --bare "$CS_T/git/project.git"
-git -C "$CS_T/git/project.git" symbolic-ref HEAD refs/heads/main
-git init -q -b main "$CS_T/git/seed"
-printf 'hello from the simulated internet\n' >"$CS_T/git/seed/README"
-git -C "$CS_T/git/seed" add README
-git -C "$CS_T/git/seed" -c user.name=t -c user.email=t@example.test commit -q -m seed
-git -C "$CS_T/git/seed" push -q "$CS_T/git/project.git" main
-simnet_spawn "$SIMNET_SIM" "$CS_T/git-daemon.log" git daemon --export-all --base-path="$CS_T/git" \
-	--listen="$SIMNET_HOST_A4" --port=9418 --reuseaddr
-simnet_poll 10 simnet_listening -Hltn "$SIMNET_HOST_A4" 9418 || diag "git daemon did not listen"
+# --- the Job's pod: the workspace cloned by the init container through the
+# sidecar's git relay (the same remote, credential and Secret as above), the
+# Job's status is the agent's. podman 4.3 plays no Job and no native
+# sidecar, and runs init containers before any other: the adapter runs the
+# Job's pod template as a Pod with the sidecar and the clone as containers,
+# and the test starts them in the Kubernetes order (sidecar, its
+# startupProbe until it passes, the clone to its exit, the agent).
 JOB=$NAME-job
 JWS=$CS_T/job-ws
 mkdir -p "$JWS" && chmod 0777 "$JWS" # an emptyDir's mode
 # shellcheck disable=SC2016 # the agent's shell expands it
-"$SRC/bin/code-sandbox-kube" job --name "$JOB" --image "$CS_IMAGE" --repo "git://$SIMNET_HOST_A4/project.git" \
+"$SRC/bin/code-sandbox-kube" job --name "$JOB" --image "$CS_IMAGE" --repo "$GIT_URL" \
 	--cluster-dns "$SIMNET_SIM_V4" --dns-search "" --host-uid "$CS_HOST_UID" --host-gid "$CS_HOST_GID" \
-	--sidecar-uid "$SIDECAR_UID" --credentials-secret "$NAME-credentials" \
-	-- bash -c 'echo "CLONED=$(cat /workspace/README)"; echo "OWNER=$(stat -c %u:%g /workspace/README)"; exit 7' \
+	--sidecar-uid "$SIDECAR_UID" --sidecar-allow "$SIMNET_HOST_B4:$GIT_PORT" --credentials-secret "$NAME-credentials" \
+	-- bash -c 'echo "CLONED=$(cat /workspace/README)"; echo "OWNER=$(stat -c %u:%g /workspace/README)"; echo "ORIGIN=$(git -C /workspace config remote.origin.url)"; exit 7' \
 	>"$CS_T/job.yaml"
 ok "code-sandbox kube job prints a Job that passes the manifest check" python3 "$SRC/tests/kube/manifests-check.py" "$CS_T/job.yaml"
 rm -rf "$CS_T"/emptydir-* "$CS_T"/*-resolv.conf
 python3 "$SRC/tests/kube/podman-adapt.py" "$CS_T/job.yaml" "$CS_T/play-job.yaml" "$CS_T" "$JWS" \
 	"$CS_T/credentials" 2>"$CS_T/adapt-job.log"
-diag "$(head -1 "$CS_T/adapt-job.log")"
+while read -r line; do diag "$line"; done < <(grep -E 'Job|native|startupProbe' "$CS_T/adapt-job.log")
 YAML=$CS_T/play-job.yaml
 NAME=$JOB
 st=0
 podman kube play --network none --start=false "$YAML" >"$CS_T/play-job.out" 2>&1 || st=$?
 PLAYED=1
-check "podman kube play creates the Job's pod (init container clone, agent, sidecar)" "$st" -eq 0
+check "podman kube play creates the Job's pod (sidecar, clone, agent)" "$st" -eq 0
 if [ "$st" -eq 0 ]; then
 	infra=$(podman pod inspect -f '{{.InfraContainerID}}' "$JOB")
 	podman start "$infra" >/dev/null
@@ -429,11 +423,30 @@ if [ "$st" -eq 0 ]; then
 	ip -n "$PODNS" addr add "$SIMNET_SBX_V4/24" dev veth0
 	ip -n "$PODNS" link set veth0 up
 	ip -n "$PODNS" route add 198.51.100.0/24 via "$SIMNET_SIM_V4"
-	podman pod start "$JOB" >/dev/null 2>"$CS_T/job-start.err" || diag "$(tail -3 "$CS_T/job-start.err")"
+	podman start "$JOB-execd" >/dev/null 2>"$CS_T/job-start.err" || diag "$(tail -3 "$CS_T/job-start.err")"
+	mapfile -t probe < <(python3 -c 'import json, sys; print("\n".join(json.load(open(sys.argv[1]))))' "$CS_T/startup-probe.json")
+	n=0
+	until podman exec "$JOB-execd" "${probe[@]}" 2>/dev/null; do
+		n=$((n + 1))
+		[ "$n" -lt 150 ] || break
+		sleep 0.2
+	done
+	check "the native sidecar's startupProbe passes (the socket opened to the agent's group)" "$n" -lt 150
+	podman start "$JOB-clone" >/dev/null 2>>"$CS_T/job-start.err" || diag "$(tail -3 "$CS_T/job-start.err")"
+	cst=$(timeout 120 podman wait "$JOB-clone" 2>/dev/null || echo none)
+	check "the clone init container exits 0 ($(podman logs "$JOB-clone" 2>&1 | tail -1))" "$cst" = 0
+	podman start "$JOB-agent" >/dev/null 2>>"$CS_T/job-start.err" || diag "$(tail -3 "$CS_T/job-start.err")"
 	jst=$(timeout 180 podman wait "$JOB-agent" 2>/dev/null || echo none)
 	podman logs "$JOB-agent" 2>/dev/null | tr -d '\r' >"$CS_T/job-agent.out" || true
-	check "the clone init container filled the workspace from the simnet's git server" \
-		"$(sed -n 's/^CLONED=//p' "$CS_T/job-agent.out")" = "hello from the simulated internet"
+	check "the clone init container filled the workspace through the relay from the HTTPS remote" \
+		"$(sed -n 's/^CLONED=//p' "$CS_T/job-agent.out")" = "hello through the relay"
+	check "... origin is the plain URL" "$(sed -n 's/^ORIGIN=//p' "$CS_T/job-agent.out")" = "$GIT_URL"
+	jaudit=$(cat "$CS_T/emptydir-audit/audit/audit.jsonl" 2>/dev/null || true)
+	check "the Job's sidecar audited the clone's fetch (allowed by the --repo rule)" \
+		"$(printf '%s\n' "$jaudit" | grep '"type":"decision"' | grep '"op":"fetch"' | grep -F "$SIMNET_HOST_B4:$GIT_PORT" | grep -c '"allow"' || true)" -ge 1
+	check "... and holds no credential" -z "$(printf '%s\n' "$jaudit" | grep -F -e "$GIT_PASS" || true)"
+	check "the clone container had no Secret and no credential in its logs" \
+		-z "$(podman logs "$JOB-clone" 2>&1 | grep -F -e "$GIT_PASS" || true)"
 	check "the cloned files belong to HOST_UID:HOST_GID" "$(sed -n 's/^OWNER=//p' "$CS_T/job-agent.out")" = "$CS_HOST_UID:$CS_HOST_GID"
 	check "the agent container's exit status is the agent's (7), what the Job reports" "$jst" = 7
 	check "the sidecar started beside the agent" -n "$(podman logs "$JOB-execd" 2>&1 | grep 'listening on' || true)"
