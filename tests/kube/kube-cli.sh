@@ -37,7 +37,11 @@ check "EXTRA_ALLOWED_DOMAINS joins the project's domains" "$(yq 'd[0]["data"]["e
 check "CODE_SANDBOX_MEMORY outranks the project file" "$(yq "${A}[\"resources\"][\"limits\"][\"memory\"]")" = 2Gi
 run "$SRC/bin/code-sandbox" kube job --parallel 3 --prompt 'say "hi"' >"$y"
 check "a Job of 3 agents running claude -p" "$(yq 'd[1]["spec"]["completions"], d[1]["spec"]["parallelism"], [c for c in d[1]["spec"]["template"]["spec"]["containers"] if c["name"] == "agent"][0]["args"]')" = "(3, 3, ['claude', '-p', 'say \"hi\"'])"
-for bad in "--sidecar-uid 0" "--sidecar-uid 1000" "--host-uid 0" "--sidecar-uid 4242 --host-uid 4242" \
+run "$SRC/bin/code-sandbox-kube" --git-repo git.example.test/team/app >"$y"
+check "--git-repo: the policy allows fetch and new branches of that repository, not its default branch" \
+	"$(yq 'd[0]["data"]["policy.conf"]' | grep -c -x -E 'allow git ls-remote,fetch dest=git.example.test/team/app|allow git push dest=git.example.test/team/app ref=refs/heads/\*|deny git push default=yes .*')" -eq 3
+check "without --git-repo the policy denies git" "$(run "$SRC/bin/code-sandbox-kube" | grep -c -x '    deny git reason=.*')" -eq 1
+for bad in "--git-repo https://git.example.test/x" "--git-repo git.example.test" "--git-repo a,b/c" "--sidecar-uid 0" "--sidecar-uid 1000" "--host-uid 0" "--sidecar-uid 4242 --host-uid 4242" \
 	"--profile ../x" "--memory lots" "--cpus two" "--parallel 0" "--name ---" "--bogus" \
 	"--workspace-pvc a --repo b"; do
 	# shellcheck disable=SC2086 # the words of one case

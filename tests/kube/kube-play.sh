@@ -5,7 +5,11 @@
 # firewall default deny with its control, and the two trust levels of the
 # one network namespace: the sidecar (sandbox-execd, its own UID) reaches
 # its destination and resolves its names, the agent reaches neither; the
-# sidecar audits the agent's request; `podman kube down` leaves nothing.
+# sidecar audits the agent's request; the agent clones, fetches and pushes
+# a new branch to an HTTPS git remote in the simnet through the sidecar's
+# git relay, with a basic-auth credential that only the sidecar's Secret
+# holds, and cannot reach that remote itself; `podman kube down` leaves
+# nothing.
 #
 # podman 4.3 pods cannot join a named network namespace (--network ns: is
 # refused for pods), so the pod is created with --network none and not
@@ -38,8 +42,10 @@ for t in ip nft dnsmasq socat openssl dig; do
 done
 CS_ENG=podman
 
-NAME=cs-kube-$$
-PODNS=cs-kube-$$-pod
+# Names of everything the test makes (pod, containers, volumes, namespaces).
+PFX=${CS_KUBE_TEST_PREFIX:-cs-kube}-$$
+NAME=$PFX
+PODNS=$PFX-pod
 SIDECAR_UID=10001
 A_NAME='allowed.example.test'
 S_NAME='sidecar-only.example.test'
@@ -56,7 +62,7 @@ cleanup() {
 	podman volume rm -f "$NAME-config" "$NAME-workspace" >/dev/null 2>&1 || true
 	podman secret rm "$NAME-credentials" >/dev/null 2>&1 || true
 	ip netns delete "$PODNS" 2>/dev/null || true
-	ip netns delete "cs-kube-$$-pod" 2>/dev/null || true
+	ip netns delete "$PFX-pod" 2>/dev/null || true
 	cs_cleanup
 	simnet_down
 	exit "$st"
@@ -65,7 +71,7 @@ trap cleanup EXIT
 
 cs_setup
 cs_image
-simnet_up "cs-kube-$$"
+simnet_up "$PFX"
 simnet_dns_set "$A_NAME" "$SIMNET_HOST_A4"
 simnet_dns_set "$S_NAME" "$SIMNET_HOST_B4"
 simnet_listen "$SIMNET_HOST_A4" 443 tcp
@@ -75,6 +81,35 @@ simnet_listen "$C4" 443 tcp
 B_LOG=$(simnet_listen_log "$SIMNET_HOST_B4" 443 tcp)
 C_LOG=$(simnet_listen_log "$C4" 443 tcp)
 FWP=$CS_T/bin/fw-probe
+
+# --- an HTTPS git remote with basic auth in the simnet (the forge) ---------
+# tests/support/git-https-server.py on host B, port GIT_PORT: the sidecar
+# may reach it (--sidecar-allow), the agent may not. Its credential and CA
+# go only into the sidecar's Secret, as a user configures git globally.
+GIT_PORT=8443
+GIT_URL=https://$SIMNET_HOST_B4:$GIT_PORT/project.git
+GIT_PASS=kube-secret-$RANDOM$RANDOM$RANDOM
+SRV=$CS_T/srv
+mkdir -p "$SRV"
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$CS_T/git-key.pem" -out "$CS_T/git-ca.pem" -days 2 \
+	-subj "/CN=$SIMNET_HOST_B4" -addext "subjectAltName=IP:$SIMNET_HOST_B4" 2>/dev/null
+srv_git() { git -c safe.directory='*' "$@"; }
+srv_git init -q --bare -b main "$SRV/project.git"
+srv_git -C "$SRV/project.git" config http.receivepack true
+srv_git init -q -b main "$CS_T/srv-seed"
+printf 'hello through the relay\n' >"$CS_T/srv-seed/README"
+srv_git -C "$CS_T/srv-seed" add README
+srv_git -C "$CS_T/srv-seed" -c user.name=s -c user.email=s@example.test commit -q -m seed
+srv_git -C "$CS_T/srv-seed" switch -q -c other
+printf 'only on other\n' >"$CS_T/srv-seed/OTHER"
+srv_git -C "$CS_T/srv-seed" add OTHER
+srv_git -C "$CS_T/srv-seed" -c user.name=s -c user.email=s@example.test commit -q -m other
+srv_git -C "$CS_T/srv-seed" push -q "$SRV/project.git" main other
+SRV_MAIN=$(srv_git -C "$SRV/project.git" rev-parse main)
+simnet_spawn "$SIMNET_SIM" "$CS_T/git-server.err" /usr/bin/python3 "$SRC/tests/support/git-https-server.py" \
+	--root "$SRV" --cert "$CS_T/git-ca.pem" --key "$CS_T/git-key.pem" --user kube --password "$GIT_PASS" \
+	--port-file "$CS_T/git-port" --log "$CS_T/git-server.log" --bind "$SIMNET_HOST_B4" --port "$GIT_PORT"
+simnet_poll 10 test -s "$CS_T/git-port" || diag "the git server did not start: $(tail -3 "$CS_T/git-server.err")"
 
 # --- the single-container launcher in the same run, for the start time ----
 l0=$(date +%s%N)
@@ -102,26 +137,36 @@ mkdir -p "$CS_WS/.cs-probe" "$CS_T/credentials"
 cp "$CS_T/bin/fw-probe" "$CS_T/bin/probe" "$SRC/tests/support/sandbox-probe.sh" \
 	"$SRC/tests/kube/kube-agent.sh" "$CS_WS/.cs-probe/"
 chown -R "$CS_HOST_UID:$CS_HOST_GID" "$CS_WS/.cs-probe"
-# A stand-in credential, readable by the sidecar's UID only.
-printf 'https://kube-test:not-a-real-token@%s\n' "$SIMNET_HOST_B4" >"$CS_T/credentials/.git-credentials"
+# The sidecar's Secret, mounted read-only as its HOME: the user's global git
+# config (a credential helper for this remote only, the remote's CA) and the
+# credential, readable by the sidecar's UID only. The helper answers only
+# "get": git's store helper would try to rewrite its file on the read-only
+# mount after every success (docs/kubernetes.md, "git through the sidecar").
+printf 'username=kube\npassword=%s\n' "$GIT_PASS" >"$CS_T/credentials/git-credential"
+cp "$CS_T/git-ca.pem" "$CS_T/credentials/ca.pem"
+# shellcheck disable=SC2016 # git's shell expands it
+git config -f "$CS_T/credentials/.gitconfig" "credential.https://$SIMNET_HOST_B4:$GIT_PORT.helper" \
+	'!f() { test "$1" = get && cat /home/execd/git-credential; }; f'
+git config -f "$CS_T/credentials/.gitconfig" http.sslCAInfo /home/execd/ca.pem
 chown -R "$SIDECAR_UID:$CS_HOST_GID" "$CS_T/credentials"
+chmod 0400 "$CS_T/credentials/git-credential" "$CS_T/credentials/.gitconfig" "$CS_T/credentials/ca.pem"
 chmod 0500 "$CS_T/credentials"
-chmod 0400 "$CS_T/credentials/.git-credentials"
 
 "$SRC/bin/code-sandbox-kube" pod --name "$NAME" --image "$CS_IMAGE" --allow "$A_NAME" \
 	--cluster-dns "$SIMNET_SIM_V4" --dns-search "" --host-uid "$CS_HOST_UID" --host-gid "$CS_HOST_GID" \
-	--sidecar-uid "$SIDECAR_UID" --sidecar-allow "$SIMNET_HOST_B4:443" --credentials-secret "$NAME-credentials" \
+	--sidecar-uid "$SIDECAR_UID" --sidecar-allow "$SIMNET_HOST_B4:443" --sidecar-allow "$SIMNET_HOST_B4:$GIT_PORT" \
+	--credentials-secret "$NAME-credentials" --git-repo "$SIMNET_HOST_B4:$GIT_PORT/project" \
 	--workspace-pvc "$NAME-workspace" \
 	--memory 4g --cpus 2 \
 	-- bash /workspace/.cs-probe/kube-agent.sh /workspace/.cs-probe "$A_NAME" "$SIMNET_HOST_A4" \
-	"$SIMNET_HOST_B4" 443 "$S_NAME" "$SIMNET_SIM_V4" /workspace/.cs-kube-done >"$CS_T/pod.yaml"
+	"$SIMNET_HOST_B4" 443 "$S_NAME" "$SIMNET_SIM_V4" /workspace/.cs-kube-done "$GIT_URL" "$GIT_PORT" >"$CS_T/pod.yaml"
 ok "code-sandbox kube prints a ConfigMap and a Pod that pass the manifest check" \
 	python3 "$SRC/tests/kube/manifests-check.py" "$CS_T/pod.yaml"
 
 # The unmodified output is accepted by podman kube play (with the Secret
 # it names present: podman 4.3 fails an optional Secret that is missing).
 {
-	printf 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: %s\ntype: Opaque\nstringData:\n  .git-credentials: "not-a-real-token"\n---\n' "$NAME-credentials"
+	printf 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: %s\ntype: Opaque\nstringData:\n  git-credential: "not-a-real-token"\n---\n' "$NAME-credentials"
 	cat "$CS_T/pod.yaml"
 } >"$CS_T/pod-with-secret.yaml"
 st=0
@@ -172,6 +217,13 @@ ok "control: another host answers without the firewall" pexec "$FWP" tcp "$C4" 4
 ok "control: the sidecar's name resolves straight from the upstream without the firewall" \
 	test -n "$(pexec dig @"$SIMNET_SIM_V4" +short +time=1 +tries=1 "$S_NAME" A)"
 ok "control: IPv6 host answers without the firewall" pexec "$FWP" tcp "$SIMNET_HOST_B6" 443 2000
+ok "control: the git remote answers HOST_UID without the firewall" \
+	pexec setpriv --reuid="$CS_HOST_UID" --regid="$CS_HOST_GID" --clear-groups -- "$FWP" tcp "$SIMNET_HOST_B4" "$GIT_PORT" 2000
+pexec setpriv --reuid="$CS_HOST_UID" --regid="$CS_HOST_GID" --clear-groups -- env -i PATH=/usr/bin:/bin HOME=/nonexistent \
+	GIT_CONFIG_NOSYSTEM=1 GIT_TERMINAL_PROMPT=0 timeout 20 git -c http.sslVerify=false ls-remote "$GIT_URL" \
+	>"$CS_T/git-control.out" 2>&1 || true
+check "control: without the firewall the remote asks for the credential (401) that the agent lacks" \
+	-n "$(grep -i 'authentication failed\|401\|could not read Username' "$CS_T/git-control.out" || true)"
 b_before=$(wc -l <"$B_LOG")
 c_before=$(wc -l <"$C_LOG")
 
@@ -259,14 +311,54 @@ check "the agent reads the token" "$(P k_token_read)" = ok
 check "the agent cannot write the shared socket directory" "$(P k_sock_dir_write)" = denied
 check "the sidecar's credentials are not in the agent container" "$(P k_credentials)" = 0
 check "the audit log's volume is not in the agent container" "$(P k_audit_visible)" = no
-check "the sidecar holds its credentials" -n "$(sx cat /home/execd/.git-credentials 2>/dev/null || true)"
+check "the sidecar holds its credentials" -n "$(sx cat /home/execd/git-credential 2>/dev/null || true)"
 check "the agent's request through the sidecar was refused by the policy (exit $(P k_wrapper_status): $(P k_wrapper_msg))" \
 	"$(P k_wrapper_status)" != 0
 audit=$(sx cat /var/log/code-sandbox/audit/audit.jsonl 2>/dev/null || true)
 check "the sidecar wrote the audit record of the agent's request" \
 	-n "$(printf '%s\n' "$audit" | grep '"git"' | grep -E '"deny"|policy' || true)"
 check "the audit log belongs to the sidecar's UID, mode 600" "$(sx stat -c %u:%a /var/log/code-sandbox/audit/audit.jsonl 2>/dev/null)" = "$SIDECAR_UID:600"
-check "no credential in the audit log" -z "$(printf '%s\n' "$audit" | grep 'not-a-real-token' || true)"
+
+# --- git through the sidecar's relay ----------------------------------------
+check "git clone through the relay (exit $(P k_git_clone): $(P k_git_clone_msg))" "$(P k_git_clone)" = 0
+check "... the clone has the remote's file" "$(P k_git_readme)" = "hello through the relay"
+check "... and origin is the plain URL the agent typed" "$(P k_git_origin)" = "$GIT_URL"
+check "git fetch of a branch the clone did not have" "$(P k_git_fetch):$(P k_git_fetched)" = "0:only on other"
+check "git push of a new branch through the relay (exit $(P k_git_push): $(P k_git_push_msg))" "$(P k_git_push)" = 0
+check "... the push arrived at the remote" "$(srv_git -C "$SRV/project.git" log -1 --format=%s agent-branch 2>/dev/null)" = "from the pod"
+check "push to the default branch refused (exit $(P k_git_push_main))" "$(P k_git_push_main)" -ne 0
+check "... with the policy's reason (the default branch changes through review)" "$(P k_git_push_main_msg)" -ge 1
+check "push of a tag (not refs/heads/*) refused (exit $(P k_git_push_tag))" "$(P k_git_push_tag)" -ne 0
+check "... by the policy's default deny" "$(P k_git_push_tag_msg)" -ge 1
+check "... the remote's main did not move and has no such tag" \
+	"$(srv_git -C "$SRV/project.git" rev-parse main):$(srv_git -C "$SRV/project.git" tag | wc -l)" = "$SRV_MAIN:0"
+check "the agent cannot reach the git remote directly ($(P k_git_direct_tcp))" "$(P k_git_direct_tcp)" != ok
+check "... nor with its own git bypassing the relay (exit $(P k_git_direct): $(P k_git_direct_msg))" \
+	"$(P k_git_direct)" != 0
+check "... which fails on the connection, not on a credential question" \
+	-z "$(printf '%s' "$(P k_git_direct_msg)" | grep -i 'authentication\|401\|username' || true)"
+check "the remote saw the relay's authenticated requests" "$(grep -c '"auth_ok": true' "$CS_T/git-server.log")" -ge 3
+# The credential: in the sidecar (control), nowhere in the agent container.
+check "control: the sidecar's HOME holds the credential" \
+	-n "$(sx grep -rlsF -e "$GIT_PASS" /home/execd/ 2>/dev/null || true)"
+agent_grep() { podman exec "$agent" grep -rlsF --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev -e "$1" / 2>/dev/null || true; }
+check "control: a search of the agent container's files finds the clone's file in the workspace" \
+	-n "$(agent_grep 'hello through the relay' | grep -x /workspace/clone/README || true)"
+in_agent=$(agent_grep "$GIT_PASS")
+check "the credential is in no file of the agent container (${in_agent:-none})" -z "$in_agent"
+check "control: the agent's environment was captured (SANDBOX_EXECD_SOCKET in it)" \
+	-n "$(grep '^SANDBOX_EXECD_SOCKET=' "$CS_T/emptydir-tmp/agent-env.txt" 2>/dev/null || true)"
+check "the credential is not in the agent's environment" -z "$(grep -F -e "$GIT_PASS" -e kube: "$CS_T/emptydir-tmp/agent-env.txt" 2>/dev/null || true)"
+audit=$(sx cat /var/log/code-sandbox/audit/audit.jsonl 2>/dev/null || true)
+check "the credential is not in the sidecar's audit log" -z "$(printf '%s\n' "$audit" | grep -F -e "$GIT_PASS" || true)"
+check "... nor in the sidecar's log" -z "$(podman logs "$sidecar" 2>&1 | grep -F -e "$GIT_PASS" || true)"
+adec() { printf '%s\n' "$audit" | grep '"type":"decision"' | grep -F "$SIMNET_HOST_B4:$GIT_PORT" | grep -c "$@" || true; }
+check "audit: the relay's ls-remote and fetch allowed" "$(adec -E '"op":"(ls-remote|fetch)".*"allow"|"allow".*"op":"(ls-remote|fetch)"')" -ge 2
+check "audit: the push of refs/heads/agent-branch allowed" \
+	"$(printf '%s\n' "$audit" | grep '"type":"decision"' | grep '"op":"push"' | grep '"dst":"refs/heads/agent-branch"' | grep -c '"allow"' || true)" -ge 1
+check "audit: the pushes to main and of the tag denied" \
+	"$(printf '%s\n' "$audit" | grep '"type":"decision"' | grep '"op":"push"' | grep -E '"dst":"refs/(heads/main|tags/agent-tag)"' | grep -c '"deny"' || true)" -ge 2
+ok "the sidecar's audit chain verifies" sx /usr/libexec/code-sandbox/sandbox-execd --verify-audit /var/log/code-sandbox/audit/audit.jsonl
 
 # --- the end: the agent exits 0, kube down leaves nothing -------------------
 touch "$CS_WS/.cs-kube-done"
@@ -292,39 +384,33 @@ check "nothing of the pod is left after that ($(left_engine | tr '\n' ' '))" -z 
 check "the pod's infra process is gone" "$(kill -0 "$ipid" 2>/dev/null && echo alive || echo gone)" = gone
 PLAYED=0
 
-# --- the Job's pod: the workspace cloned by the init container, the Job's
-# status is the agent's. podman 4.3 plays no Job and no native sidecar: the
-# adapter runs the Job's pod template as a Pod (the sidecar a container).
-git init -q --bare "$CS_T/git/project.git"
-git -C "$CS_T/git/project.git" symbolic-ref HEAD refs/heads/main
-git init -q -b main "$CS_T/git/seed"
-printf 'hello from the simulated internet\n' >"$CS_T/git/seed/README"
-git -C "$CS_T/git/seed" add README
-git -C "$CS_T/git/seed" -c user.name=t -c user.email=t@example.test commit -q -m seed
-git -C "$CS_T/git/seed" push -q "$CS_T/git/project.git" main
-simnet_spawn "$SIMNET_SIM" "$CS_T/git-daemon.log" git daemon --export-all --base-path="$CS_T/git" \
-	--listen="$SIMNET_HOST_A4" --port=9418 --reuseaddr
-simnet_poll 10 simnet_listening -Hltn "$SIMNET_HOST_A4" 9418 || diag "git daemon did not listen"
+# --- the Job's pod: the workspace cloned by the init container through the
+# sidecar's git relay (the same remote, credential and Secret as above), the
+# Job's status is the agent's. podman 4.3 plays no Job and no native
+# sidecar, and runs init containers before any other: the adapter runs the
+# Job's pod template as a Pod with the sidecar and the clone as containers,
+# and the test starts them in the Kubernetes order (sidecar, its
+# startupProbe until it passes, the clone to its exit, the agent).
 JOB=$NAME-job
 JWS=$CS_T/job-ws
 mkdir -p "$JWS" && chmod 0777 "$JWS" # an emptyDir's mode
 # shellcheck disable=SC2016 # the agent's shell expands it
-"$SRC/bin/code-sandbox-kube" job --name "$JOB" --image "$CS_IMAGE" --repo "git://$SIMNET_HOST_A4/project.git" \
+"$SRC/bin/code-sandbox-kube" job --name "$JOB" --image "$CS_IMAGE" --repo "$GIT_URL" \
 	--cluster-dns "$SIMNET_SIM_V4" --dns-search "" --host-uid "$CS_HOST_UID" --host-gid "$CS_HOST_GID" \
-	--sidecar-uid "$SIDECAR_UID" --credentials-secret "$NAME-credentials" \
-	-- bash -c 'echo "CLONED=$(cat /workspace/README)"; echo "OWNER=$(stat -c %u:%g /workspace/README)"; exit 7' \
+	--sidecar-uid "$SIDECAR_UID" --sidecar-allow "$SIMNET_HOST_B4:$GIT_PORT" --credentials-secret "$NAME-credentials" \
+	-- bash -c 'echo "CLONED=$(cat /workspace/README)"; echo "OWNER=$(stat -c %u:%g /workspace/README)"; echo "ORIGIN=$(git -C /workspace config remote.origin.url)"; exit 7' \
 	>"$CS_T/job.yaml"
 ok "code-sandbox kube job prints a Job that passes the manifest check" python3 "$SRC/tests/kube/manifests-check.py" "$CS_T/job.yaml"
 rm -rf "$CS_T"/emptydir-* "$CS_T"/*-resolv.conf
 python3 "$SRC/tests/kube/podman-adapt.py" "$CS_T/job.yaml" "$CS_T/play-job.yaml" "$CS_T" "$JWS" \
 	"$CS_T/credentials" 2>"$CS_T/adapt-job.log"
-diag "$(head -1 "$CS_T/adapt-job.log")"
+while read -r line; do diag "$line"; done < <(grep -E 'Job|native|startupProbe' "$CS_T/adapt-job.log")
 YAML=$CS_T/play-job.yaml
 NAME=$JOB
 st=0
 podman kube play --network none --start=false "$YAML" >"$CS_T/play-job.out" 2>&1 || st=$?
 PLAYED=1
-check "podman kube play creates the Job's pod (init container clone, agent, sidecar)" "$st" -eq 0
+check "podman kube play creates the Job's pod (sidecar, clone, agent)" "$st" -eq 0
 if [ "$st" -eq 0 ]; then
 	infra=$(podman pod inspect -f '{{.InfraContainerID}}' "$JOB")
 	podman start "$infra" >/dev/null
@@ -337,11 +423,30 @@ if [ "$st" -eq 0 ]; then
 	ip -n "$PODNS" addr add "$SIMNET_SBX_V4/24" dev veth0
 	ip -n "$PODNS" link set veth0 up
 	ip -n "$PODNS" route add 198.51.100.0/24 via "$SIMNET_SIM_V4"
-	podman pod start "$JOB" >/dev/null 2>"$CS_T/job-start.err" || diag "$(tail -3 "$CS_T/job-start.err")"
+	podman start "$JOB-execd" >/dev/null 2>"$CS_T/job-start.err" || diag "$(tail -3 "$CS_T/job-start.err")"
+	mapfile -t probe < <(python3 -c 'import json, sys; print("\n".join(json.load(open(sys.argv[1]))))' "$CS_T/startup-probe.json")
+	n=0
+	until podman exec "$JOB-execd" "${probe[@]}" 2>/dev/null; do
+		n=$((n + 1))
+		[ "$n" -lt 150 ] || break
+		sleep 0.2
+	done
+	check "the native sidecar's startupProbe passes (the socket opened to the agent's group)" "$n" -lt 150
+	podman start "$JOB-clone" >/dev/null 2>>"$CS_T/job-start.err" || diag "$(tail -3 "$CS_T/job-start.err")"
+	cst=$(timeout 120 podman wait "$JOB-clone" 2>/dev/null || echo none)
+	check "the clone init container exits 0 ($(podman logs "$JOB-clone" 2>&1 | tail -1))" "$cst" = 0
+	podman start "$JOB-agent" >/dev/null 2>>"$CS_T/job-start.err" || diag "$(tail -3 "$CS_T/job-start.err")"
 	jst=$(timeout 180 podman wait "$JOB-agent" 2>/dev/null || echo none)
 	podman logs "$JOB-agent" 2>/dev/null | tr -d '\r' >"$CS_T/job-agent.out" || true
-	check "the clone init container filled the workspace from the simnet's git server" \
-		"$(sed -n 's/^CLONED=//p' "$CS_T/job-agent.out")" = "hello from the simulated internet"
+	check "the clone init container filled the workspace through the relay from the HTTPS remote" \
+		"$(sed -n 's/^CLONED=//p' "$CS_T/job-agent.out")" = "hello through the relay"
+	check "... origin is the plain URL" "$(sed -n 's/^ORIGIN=//p' "$CS_T/job-agent.out")" = "$GIT_URL"
+	jaudit=$(cat "$CS_T/emptydir-audit/audit/audit.jsonl" 2>/dev/null || true)
+	check "the Job's sidecar audited the clone's fetch (allowed by the --repo rule)" \
+		"$(printf '%s\n' "$jaudit" | grep '"type":"decision"' | grep '"op":"fetch"' | grep -F "$SIMNET_HOST_B4:$GIT_PORT" | grep -c '"allow"' || true)" -ge 1
+	check "... and holds no credential" -z "$(printf '%s\n' "$jaudit" | grep -F -e "$GIT_PASS" || true)"
+	check "the clone container had no Secret and no credential in its logs" \
+		-z "$(podman logs "$JOB-clone" 2>&1 | grep -F -e "$GIT_PASS" || true)"
 	check "the cloned files belong to HOST_UID:HOST_GID" "$(sed -n 's/^OWNER=//p' "$CS_T/job-agent.out")" = "$CS_HOST_UID:$CS_HOST_GID"
 	check "the agent container's exit status is the agent's (7), what the Job reports" "$jst" = 7
 	check "the sidecar started beside the agent" -n "$(podman logs "$JOB-execd" 2>&1 | grep 'listening on' || true)"

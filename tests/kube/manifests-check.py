@@ -55,6 +55,8 @@ CONTAINER = {
     "name": S, "image": S, "imagePullPolicy": S, "command": [S], "args": [S], "workingDir": S,
     "env": [ENV_VAR], "securityContext": SECURITY_CONTEXT, "resources": RESOURCES,
     "volumeMounts": [VOLUME_MOUNT], "stdin": B, "tty": B, "restartPolicy": S,
+    "startupProbe": {"exec": {"command": [S]}, "periodSeconds": I, "failureThreshold": I,
+                     "timeoutSeconds": I, "initialDelaySeconds": I},
 }
 KEY_TO_PATH = {"key": S, "path": S, "mode": I}
 VOLUME = {
@@ -262,6 +264,27 @@ def check_policy(docs):
         errs.append("execd: the credentials Secret must be mounted read-only")
     if "audit" not in smounts:
         errs.append("execd: the audit log needs its own volume")
+
+    # the clone init container goes through the sidecar's relay
+    clone = by.get("clone")
+    if clone:
+        inits = spec.get("initContainers", [])
+        if clone not in inits or side not in inits or inits.index(side) > inits.index(clone) \
+                or side.get("restartPolicy") != "Always":
+            errs.append("clone: an init container after the native sidecar execd (it clones through the relay)")
+        if "exec" not in side.get("startupProbe", {}):
+            errs.append("execd: a startupProbe, which the clone waits for (the socket is open)")
+        cmounts = {m["mountPath"]: m for m in clone.get("volumeMounts", [])}
+        if cmounts.get("/run/code-sandbox", {}).get("readOnly") is not True \
+                or cmounts["/run/code-sandbox"]["name"] != sock_vol:
+            errs.append("clone: the socket volume mounted read-only at /run/code-sandbox")
+        cenv = env_map(clone)
+        if any(k.startswith("GIT_CONFIG") for k in cenv):
+            errs.append("clone: no GIT_CONFIG* (the image's system config routes git through the relay)")
+        csc = clone.get("securityContext", {})
+        if csc.get("runAsUser") in (None, 0) or csc.get("capabilities", {}).get("drop") != ["ALL"] \
+                or csc.get("capabilities", {}).get("add"):
+            errs.append("clone: non-root, no capabilities")
     return errs
 
 
@@ -282,6 +305,11 @@ def _agent(d):
 def _side(d):
     s = _spec(d)
     return next(c for c in s.get("initContainers", []) + s["containers"] if c["name"] == "execd")
+
+
+def _clone(d):
+    """The clone init container, or None: then the mutation does not apply."""
+    return next((c for c in _spec(d).get("initContainers", []) if c["name"] == "clone"), None)
 
 
 def _spec(d):
@@ -311,6 +339,11 @@ MUTATIONS = {
     "a wrong type": lambda d: _agent(d)["securityContext"].__setitem__("runAsNonRoot", "false"),
     "the agent container as a non-root user": lambda d: _agent(d)["securityContext"].__setitem__("runAsUser", 4242),
     "a mount of no volume": lambda d: _agent(d)["volumeMounts"].append({"name": "nope", "mountPath": "/x"}),
+    "the clone before the sidecar": lambda d: _clone(d) and _spec(d)["initContainers"].reverse(),
+    "the clone bypassing the relay": lambda d: _clone(d) and _clone(d)["env"].append(
+        {"name": "GIT_CONFIG_NOSYSTEM", "value": "1"}),
+    "the clone without the socket": lambda d: _clone(d) and _clone(d)["volumeMounts"].pop(),
+    "the sidecar without a startupProbe": lambda d: _clone(d) and _side(d).pop("startupProbe"),
     "a socket writable by the agent": lambda d: next(
         m for m in _agent(d)["volumeMounts"] if m["mountPath"] == "/run/code-sandbox").__setitem__("readOnly", False),
 }
@@ -339,6 +372,8 @@ def main(argv):
             w = next(i for i, d in enumerate(base) if d["kind"] in ("Pod", "Job"))
             for name, mut in MUTATIONS.items():
                 docs = copy.deepcopy(base)
+                if name.startswith(("the clone", "the sidecar without")) and not _clone(docs[w]):
+                    continue
                 mut(docs[w])
                 errs = check_docs(docs)
                 results.append((f"{os.path.basename(path)}: {name} is rejected",

@@ -13,13 +13,22 @@ podman kube play"), and prints every change on stderr:
   - an optional Secret that does not exist fails the play: the credentials
     volume becomes a hostPath directory of test credentials;
   - the workspace (PVC or emptyDir) becomes a hostPath directory the test
-    prepared; stdin/tty are dropped (no terminal in CI).
+    prepared; stdin/tty are dropped (no terminal in CI);
+  - no Job and no native sidecar: a Job's pod template becomes a Pod, its
+    native sidecar a regular container, and init containers that use the
+    sidecar (they mount the socket: the clone through the git relay) regular
+    containers too, since podman runs init containers before any other; the
+    test then starts the containers in the Kubernetes order (sidecar, its
+    startupProbe's command until it succeeds, each such init container to
+    its exit, the agent). The startupProbe is removed (podman 4.3 ignores
+    it); its command is written to WORKDIR/startup-probe.json.
 
 Everything else (security contexts, capabilities, env, args, other volumes,
 the ConfigMap) is passed through untouched.
 
   podman-adapt.py IN OUT WORKDIR WORKSPACE CREDENTIALS
 """
+import json
 import os
 import sys
 
@@ -36,24 +45,34 @@ def main():
     cm = next(d for d in docs if d["kind"] == "ConfigMap")
     job = next((d for d in docs if d["kind"] == "Job"), None)
     if job:
-        # podman 4.3 plays no Job and no native sidecar: the Job's pod
-        # template becomes a Pod, its restartPolicy: Always init container
-        # (the sidecar) a regular container; the clone stays an init container.
-        tmpl = job["spec"]["template"]
-        spec = tmpl["spec"]
-        native = [c for c in spec.get("initContainers", []) if c.get("restartPolicy") == "Always"]
-        spec["initContainers"] = [c for c in spec.get("initContainers", []) if c not in native]
+        # podman 4.3 plays no Job: the Job's pod template becomes a Pod.
+        spec = job["spec"]["template"]["spec"]
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": job["metadata"], "spec": spec}
+        docs[docs.index(job)] = pod
+        log("Job -> its pod template as a Pod")
+    pod = next(d for d in docs if d["kind"] == "Pod")
+    spec = pod["spec"]
+    # No native sidecar either: it (restartPolicy: Always) becomes a regular
+    # container, and so do the init containers that need it.
+    inits = spec.get("initContainers", [])
+    native = [c for c in inits if c.get("restartPolicy") == "Always"]
+    if native:
+        relayed = [c for c in inits if c not in native and
+                   any(m["name"] == "execd-socket" for m in c.get("volumeMounts", []))]
+        spec["initContainers"] = [c for c in inits if c not in native and c not in relayed]
         if not spec["initContainers"]:
             del spec["initContainers"]
         for c in native:
             del c["restartPolicy"]
-        spec["containers"] = spec["containers"] + native
-        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": job["metadata"], "spec": spec}
-        docs[docs.index(job)] = pod
-        log("Job -> its pod template as a Pod; native sidecar(s) %s -> containers"
-            % ", ".join(c["name"] for c in native))
-    pod = next(d for d in docs if d["kind"] == "Pod")
-    spec = pod["spec"]
+            probe = c.pop("startupProbe", None)
+            if probe:
+                with open(f"{workdir}/startup-probe.json", "w") as f:
+                    json.dump(probe["exec"]["command"], f)
+                log(f"{c['name']}: startupProbe removed, its command in {workdir}/startup-probe.json")
+        spec["containers"] = native + relayed + spec["containers"]
+        log("native sidecar(s) %s and the init container(s) using it %s -> containers "
+            "(the test starts them in the Kubernetes order)"
+            % (", ".join(c["name"] for c in native), ", ".join(c["name"] for c in relayed) or "none"))
     vols = {v["name"]: v for v in spec["volumes"]}
 
     agent_resolv = f"{workdir}/agent-resolv.conf"

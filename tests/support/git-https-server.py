@@ -5,9 +5,10 @@ relay tests and benchmarks: every request must carry the one credential
 `git http-backend` (CGI), so clone, fetch and push behave as on a forge.
 
   git-https-server.py --root DIR --cert PEM --key PEM --user U --password P \
-      --port-file FILE --log FILE [--readonly REPO]...
+      --port-file FILE --log FILE [--readonly REPO]... [--bind ADDR] [--port N]
 
-It listens on 127.0.0.1 (port 0: the kernel picks; written to --port-file)
+It listens on 127.0.0.1 (or --bind, e.g. a simulated internet's host
+address), port 0 unless --port (the kernel picks; written to --port-file)
 and logs one JSON line per request: method, path, whether the credential
 matched, and the raw Authorization header when it did NOT match (so a test
 can show that a canary credential never reached it)."""
@@ -30,6 +31,8 @@ P.add_argument("--password", required=True)
 P.add_argument("--port-file", required=True)
 P.add_argument("--log", required=True)
 P.add_argument("--readonly", action="append", default=[])
+P.add_argument("--bind", default="127.0.0.1")
+P.add_argument("--port", type=int, default=0)
 A = P.parse_args()
 WANT = "Basic " + base64.b64encode(("%s:%s" % (A.user, A.password)).encode()).decode()
 LOCK = threading.Lock()
@@ -134,7 +137,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv = ThreadingHTTPServer((A.bind, A.port), Handler)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(A.cert, A.key)
     srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
