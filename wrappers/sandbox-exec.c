@@ -320,13 +320,16 @@ int main(int argc, char **argv)
 		if (toolfiles_gh_needs_repo(first) && (rv = gh_repo_from_config(req.repo))) {
 			char **a = calloc(req.n_args + 3, sizeof(char *));
 
-			if (!a)
+			/* (Dereferences inside the check: cppcheck does not see
+			 * that die() returns no more.) */
+			if (a) {
+				a[0] = (char *)"--repo";
+				a[1] = rv;
+				memcpy(a + 2, req.args, req.n_args * sizeof(char *));
+				req.args = a;
+				req.n_args += 2;
+			} else
 				die(EXIT_WRAP_USAGE, "out of memory");
-			a[0] = (char *)"--repo";
-			a[1] = rv;
-			memcpy(a + 2, req.args, req.n_args * sizeof(char *));
-			req.args = a;
-			req.n_args += 2;
 		}
 	}
 
