@@ -210,7 +210,9 @@ check "the pod's network namespace has no default route" -z "$(ip -n "$PODNS" ro
 
 # Controls: before sandbox-init runs, the sidecar's destination and the
 # host nobody may reach answer from the pod's namespace, even as HOST_UID.
-pexec() { ip netns exec "$PODNS" "$@"; }
+# From /: what runs as HOST_UID cannot enter the test's cwd when the
+# checkout lies under a private (0700) directory.
+pexec() { (cd / && ip netns exec "$PODNS" "$@"); }
 ok "control: the sidecar's destination answers HOST_UID without the firewall" \
 	pexec setpriv --reuid="$CS_HOST_UID" --regid="$CS_HOST_GID" --clear-groups -- "$FWP" tcp "$SIMNET_HOST_B4" 443 2000
 ok "control: another host answers without the firewall" pexec "$FWP" tcp "$C4" 443 2000

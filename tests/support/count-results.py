@@ -9,7 +9,10 @@ import json
 import re
 import sys
 
-TAP = re.compile(r"^(not ok|ok)\b(.*)$")
+# A TAP test line: "ok", "ok 3", "ok 3 - what", "ok - what", "ok # SKIP".
+# Not a program's own output that happens to start with "ok" ("ok 0.5", a
+# probe's reply passed through): that is no test and must not count.
+TAP = re.compile(r"^(not ok|ok)(?=$|\s+(?:\d+(?:\s|$)|-|#))(.*)$")
 
 
 def count_tap(text):
