@@ -30,6 +30,7 @@
 #include "execd.h"
 #include "log.h"
 #include "macros.h"
+#include "monoclock.h"
 
 #define AUDIT_SCAN_CHUNK 65536
 #define AUDIT_AGG_SLOTS 256       /* peers x error kinds counted at once */
@@ -229,12 +230,10 @@ static int fmt_refused(const struct auditrec_chain *c, const void *rec, char **l
 	return auditrec_format_refused(c, rec, l, n);
 }
 
+/* Signed, for deadline arithmetic (lib/monoclock.h reads the clock). */
 static long long mono_ms(void)
 {
-	struct timespec t;
-
-	(void)clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+	return (long long)monoclock_ms();
 }
 
 /* Writes the given counted slots as "refused" records with one fdatasync
