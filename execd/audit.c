@@ -28,6 +28,7 @@
 
 #include "auditrec.h"
 #include "execd.h"
+#include "fdio.h"
 #include "log.h"
 #include "macros.h"
 #include "monoclock.h"
@@ -113,22 +114,6 @@ static int find_line_start(int fd, off_t before, off_t *ret)
 	return 0;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t k = write(fd, p, n);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 /* Appends a formatted line (under a->lock); on a write failure tries to cut
  * the file back to its previous size so no partial record stays, else marks
  * the log failed. *ret_end: the file size after this record. */
@@ -138,7 +123,7 @@ static int append_locked(struct audit *a, const char *line, size_t len, off_t *r
 
 	if (a->failed)
 		return -EIO;
-	r = write_all(a->fd, line, len);
+	r = fdio_write_all(a->fd, line, len);
 	if (r < 0) {
 		if (ftruncate(a->fd, a->size) < 0)
 			a->failed = true;
