@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decimal.h"
 #include "ids.h"
 #include "macros.h"
 #include "netaddr.h"
@@ -32,18 +33,17 @@ const char *sidecar_uid_refusal(unsigned uid, unsigned agent_uid, unsigned agent
 /* Parses "N" of a /N suffix, 0..max. */
 static int parse_small(const char *s, size_t len, unsigned max, unsigned *ret)
 {
-	unsigned v = 0;
+	uint64_t v;
+	int r;
 
-	if (len == 0 || len > 5)
+	/* At most five digits, leading zeros included ("00080" but not
+	 * "000080"): the limit this parser always had. */
+	if (len > 5)
 		return -EINVAL;
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -EINVAL;
-		v = v * 10 + (unsigned)(s[i] - '0');
-	}
-	if (v > max)
-		return -ERANGE;
-	*ret = v;
+	r = decimal_parse(s, len, max, &v);
+	if (r < 0)
+		return r;
+	*ret = (unsigned)v;
 	return 0;
 }
 
