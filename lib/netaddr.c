@@ -8,6 +8,15 @@
 
 #include "be.h"
 
+const struct netaddr_range netaddr_blocked[NETADDR_BLOCKED_MAX] = {
+	[NETADDR_BLOCKED_LINK_LOCAL_V4] = { AF_INET, "169.254.0.0", 16,
+					    "link-local, cloud metadata 169.254.169.254" },
+	[NETADDR_BLOCKED_ALIBABA_METADATA] = { AF_INET, "100.100.100.200", 32,
+					       "Alibaba Cloud metadata" },
+	[NETADDR_BLOCKED_AWS_METADATA_V6] = { AF_INET6, "fd00:ec2::254", 128, "AWS IPv6 metadata" },
+	[NETADDR_BLOCKED_LINK_LOCAL_V6] = { AF_INET6, "fe80::", 10, "IPv6 link-local" },
+};
+
 struct v4_range {
 	uint32_t net;
 	unsigned prefix;
