@@ -28,8 +28,10 @@
 
 #include "auditrec.h"
 #include "execd.h"
+#include "fdio.h"
 #include "log.h"
 #include "macros.h"
+#include "monoclock.h"
 
 #define AUDIT_SCAN_CHUNK 65536
 #define AUDIT_AGG_SLOTS 256       /* peers x error kinds counted at once */
@@ -112,22 +114,6 @@ static int find_line_start(int fd, off_t before, off_t *ret)
 	return 0;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t k = write(fd, p, n);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 /* Appends a formatted line (under a->lock); on a write failure tries to cut
  * the file back to its previous size so no partial record stays, else marks
  * the log failed. *ret_end: the file size after this record. */
@@ -137,7 +123,7 @@ static int append_locked(struct audit *a, const char *line, size_t len, off_t *r
 
 	if (a->failed)
 		return -EIO;
-	r = write_all(a->fd, line, len);
+	r = fdio_write_all(a->fd, line, len);
 	if (r < 0) {
 		if (ftruncate(a->fd, a->size) < 0)
 			a->failed = true;
@@ -229,12 +215,10 @@ static int fmt_refused(const struct auditrec_chain *c, const void *rec, char **l
 	return auditrec_format_refused(c, rec, l, n);
 }
 
+/* Signed, for deadline arithmetic (lib/monoclock.h reads the clock). */
 static long long mono_ms(void)
 {
-	struct timespec t;
-
-	(void)clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+	return (long long)monoclock_ms();
 }
 
 /* Writes the given counted slots as "refused" records with one fdatasync

@@ -14,6 +14,7 @@
 
 #include "authzjson.h"
 #include "backend_ops.h"
+#include "fdio.h"
 #include "macros.h"
 
 static const struct backend_ops *const backends[] = {
@@ -45,9 +46,8 @@ int backend_read_file(const char *what, const char *path, size_t max, bool secre
 		      size_t *ret_len, char *reterr, size_t reterr_len)
 {
 	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = NULL;
 	struct stat st;
-	size_t len = 0;
+	int r;
 
 	if (!path || path[0] != '/') {
 		(void)snprintf(reterr, reterr_len, "%s: an absolute path is required", what);
@@ -55,14 +55,12 @@ int backend_read_file(const char *what, const char *path, size_t max, bool secre
 	}
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | (secret ? O_NOFOLLOW : 0));
 	if (fd < 0) {
-		int r = negative_errno();
-
+		r = negative_errno();
 		(void)snprintf(reterr, reterr_len, "%s '%s': %s", what, path, strerror(-r));
 		return r;
 	}
 	if (fstat(fd, &st) < 0) {
-		int r = negative_errno();
-
+		r = negative_errno();
 		(void)snprintf(reterr, reterr_len, "%s '%s': %s", what, path, strerror(-r));
 		return r;
 	}
@@ -90,39 +88,18 @@ int backend_read_file(const char *what, const char *path, size_t max, bool secre
 		(void)snprintf(reterr, reterr_len, "%s '%s' is larger than %zu bytes", what, path, max);
 		return -E2BIG;
 	}
-	buf = malloc(max + 1);
-	if (!buf) {
+	/* The cap, not the size fstat saw: a file may grow up to max while read.
+	 * FDIO_WIPE: a partial secret is wiped too. */
+	r = fdio_read_capped(fd, max, secret ? FDIO_WIPE : 0, ret, ret_len);
+	if (r == -EFBIG) {
+		(void)snprintf(reterr, reterr_len, "%s '%s' is larger than %zu bytes", what, path, max);
+		return -E2BIG;
+	}
+	if (r == -ENOMEM)
 		(void)snprintf(reterr, reterr_len, "out of memory");
-		return -ENOMEM;
-	}
-	for (;;) {
-		ssize_t n = read(fd, buf + len, max + 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int r = negative_errno();
-
-			(void)snprintf(reterr, reterr_len, "%s '%s': %s", what, path, strerror(-r));
-			if (secret)
-				explicit_bzero(buf, max + 1);
-			return r;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > max) {
-			(void)snprintf(reterr, reterr_len, "%s '%s' is larger than %zu bytes", what, path,
-				       max);
-			if (secret)
-				explicit_bzero(buf, max + 1);
-			return -E2BIG;
-		}
-	}
-	buf[len] = '\0';
-	*ret = TAKE_PTR(buf);
-	*ret_len = len;
-	return 0;
+	else if (r < 0)
+		(void)snprintf(reterr, reterr_len, "%s '%s': %s", what, path, strerror(-r));
+	return r < 0 ? r : 0;
 }
 
 void backend_answer_freep(char **buf)

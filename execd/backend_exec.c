@@ -26,6 +26,7 @@
 #include "backend.h"
 #include "backend_ops.h"
 #include "log.h"
+#include "monoclock.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -44,12 +45,10 @@ struct backend {
 DEFINE_TRIVIAL_CLEANUP_FUNC(posix_spawn_file_actions_t *, posix_spawn_file_actions_destroy)
 DEFINE_TRIVIAL_CLEANUP_FUNC(posix_spawnattr_t *, posix_spawnattr_destroy)
 
+/* Signed, for deadline arithmetic (lib/monoclock.h reads the clock). */
 static long long now_ms(void)
 {
-	struct timespec ts;
-
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (long long)monoclock_ms();
 }
 
 static int exec_open(const struct backend_config *cfg, struct backend **ret, char *reterr,

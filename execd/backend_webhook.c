@@ -33,6 +33,7 @@
 #include "backend.h"
 #include "backend_ops.h"
 #include "log.h"
+#include "monoclock.h"
 
 #define WEBHOOK_MAX_URL 2048
 #define WEBHOOK_MAX_TOKEN 4096
@@ -58,12 +59,10 @@ static void curl_init(void)
 	curl_init_result = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
+/* Signed, for deadline arithmetic (lib/monoclock.h reads the clock). */
 static long long now_ms(void)
 {
-	struct timespec ts;
-
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (long long)monoclock_ms();
 }
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(CURLU *, curl_url_cleanup)

@@ -41,6 +41,7 @@
 #include "gitrelay.h"
 #include "log.h"
 #include "macros.h"
+#include "monoclock.h"
 #include "wire_git.h"
 
 #define RELAY_MAX_LIST ((size_t)16 * 1024 * 1024)      /* ls-remote output */
@@ -112,7 +113,7 @@ struct op {
 	char cache[RELAY_MAX_CACHE_PATH];
 	char git_dir_env[RELAY_MAX_CACHE_PATH + 16];
 	int cache_fd, lock_fd;
-	struct timespec t0, t_exec;
+	uint64_t t0_ms, t_exec_ms; /* lib/monoclock.h */
 	unsigned timeout_ms;
 	const char *opname; /* policy: "ls-remote", "fetch", "push" */
 	struct authz_git ag;
@@ -126,17 +127,14 @@ struct buf {
 	size_t len, max;
 };
 
-static long long elapsed_ms(const struct timespec *t0)
+static long long elapsed_ms(uint64_t since_ms)
 {
-	struct timespec t;
-
-	(void)clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long long)(t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+	return (long long)(monoclock_ms() - since_ms);
 }
 
 static long long left_ms(const struct op *o)
 {
-	return (long long)o->timeout_ms - elapsed_ms(&o->t0);
+	return (long long)o->timeout_ms - elapsed_ms(o->t0_ms);
 }
 
 /* Writes all of p to fd (the agent's fd: may be a pipe nobody reads),
@@ -523,7 +521,7 @@ static bool cache_remove(struct gitrelay *rl, const struct cache_ent *e, const c
 static void cache_prune(struct gitrelay *rl)
 {
 	_cleanup_free_ struct cache_ent *v = NULL;
-	struct timespec now;
+	time_t now_s;
 	uint64_t total = 0, limit = (uint64_t)rl->max_cache_mb * 1024 * 1024;
 	size_t n = 0, i = 0;
 
@@ -531,10 +529,10 @@ static void cache_prune(struct gitrelay *rl)
 		return;
 	for (; n - i > rl->max_caches && i + 1 < n; i++)
 		(void)cache_remove(rl, &v[i], "more caches than git_max_caches");
-	(void)clock_gettime(CLOCK_MONOTONIC, &now);
-	if (limit == 0 || (rl->size_checked && now.tv_sec - rl->size_checked < RELAY_SIZE_CHECK_S))
+	now_s = (time_t)(monoclock_ms() / 1000);
+	if (limit == 0 || (rl->size_checked && now_s - rl->size_checked < RELAY_SIZE_CHECK_S))
 		return;
-	rl->size_checked = now.tv_sec > 0 ? now.tv_sec : 1;
+	rl->size_checked = now_s > 0 ? now_s : 1;
 	for (size_t k = i; k < n; k++) {
 		char path[PATH_MAX];
 
@@ -756,7 +754,7 @@ static bool op_decide(struct op *o)
 				     "the host could not write its audit log; nothing was done");
 		return false;
 	}
-	(void)clock_gettime(CLOCK_MONOTONIC, &o->t_exec);
+	o->t_exec_ms = monoclock_ms();
 	return true;
 }
 
@@ -774,13 +772,13 @@ static void op_finish(struct op *o, int status, const char *outcome)
 		(void)send(o->conn, frame, len, MSG_NOSIGNAL);
 	log_info("request %s peer uid=%u pid=%d git %s '%s': %s %d after %lld ms", o->id,
 		 (unsigned)o->cred.uid, (int)o->cred.pid, o->opname, o->url.canonical, outcome,
-		 status, elapsed_ms(&o->t_exec));
+		 status, elapsed_ms(o->t_exec_ms));
 	if (o->audited) {
 		struct auditrec_end e = {
 			.id = o->id,
 			.outcome = outcome,
 			.code = status,
-			.duration_ms = (uint64_t)elapsed_ms(&o->t_exec),
+			.duration_ms = (uint64_t)elapsed_ms(o->t_exec_ms),
 		};
 
 		(void)clock_gettime(CLOCK_REALTIME, &e.ts);
@@ -1514,8 +1512,8 @@ void gitrelay_handle(struct execd *d, int conn, const struct ucred *cred, const 
 	char msg[WIRE_MAX_MESSAGE];
 	int r;
 
-	(void)clock_gettime(CLOCK_MONOTONIC, &o.t0);
-	o.t_exec = o.t0;
+	o.t0_ms = monoclock_ms();
+	o.t_exec_ms = o.t0_ms;
 	if (*n_fds == WIRE_GIT_FDS) {
 		o.in_fd = fds[0];
 		o.out_fd = fds[1];

@@ -7,8 +7,10 @@
  * every directory of the path. The launcher mounts that directory read-only
  * into the container at /run/code-sandbox/. */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,7 @@
 
 #include "execd.h"
 #include "log.h"
+#include "decimal.h"
 #include "macros.h"
 
 #define LISTEN_BACKLOG 128
@@ -53,17 +56,15 @@ static int ensure_private_dir(const char *dir)
 	return listen_check_private_dir(dir);
 }
 
-/* strtoul with the whole string consumed. */
+/* A whole string of decimal digits (lib/decimal.c); every failure is
+ * -EINVAL. */
 static int parse_ulong(const char *s, unsigned long *ret)
 {
-	char *end;
+	uint64_t v;
 
-	if (!s || s[0] < '0' || s[0] > '9')
+	if (!s || decimal_parse(s, strlen(s), ULONG_MAX, &v) < 0)
 		return -EINVAL;
-	errno = 0;
-	*ret = strtoul(s, &end, 10);
-	if (errno != 0 || *end != '\0')
-		return -EINVAL;
+	*ret = (unsigned long)v;
 	return 0;
 }
 

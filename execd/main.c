@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "execd.h"
+#include "fdio.h"
 #include "gitrelayd.h"
 #include "log.h"
 #include "macros.h"
@@ -42,9 +43,8 @@ static struct execdconf conf;
 static int read_file(const char *path, char **ret, size_t *ret_len)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0;
 	struct stat st;
+	int r;
 
 	if (fd < 0)
 		return -errno;
@@ -58,23 +58,9 @@ static int read_file(const char *path, char **ret, size_t *ret_len)
 		return -EPERM;
 	if ((size_t)st.st_size > EXECDCONF_MAX_SIZE)
 		return -E2BIG;
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t n = read(fd, buf + len, (size_t)st.st_size + 1 - len);
-
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > (size_t)st.st_size)
-			return -E2BIG; /* grew while reading */
-	}
-	*ret = TAKE_PTR(buf);
-	*ret_len = len;
-	return 0;
+	/* Never past the size fstat saw: a file growing meanwhile is refused. */
+	r = fdio_read_capped(fd, (size_t)st.st_size, 0, ret, ret_len);
+	return r == -EFBIG ? -E2BIG : r;
 }
 
 static char *default_config_path(void)

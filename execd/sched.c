@@ -23,13 +23,12 @@
 #include "execd.h"
 #include "log.h"
 #include "macros.h"
+#include "monoclock.h"
 
+/* Signed, for deadline arithmetic (lib/monoclock.h reads the clock). */
 static long long mono_ms(void)
 {
-	struct timespec t;
-
-	(void)clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+	return (long long)monoclock_ms();
 }
 
 /* The container's slot (created when absent and create), under d->lock. */

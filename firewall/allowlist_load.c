@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "log.h"
 #include "macros.h"
 #include "netaddr.h"
@@ -48,9 +49,10 @@ static int read_capped(int dirfd, const char *name, char **ret_text, size_t *ret
 		       const char **ret_what)
 {
 	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	_cleanup_free_ char *buf = NULL;
+	char *buf = NULL;
 	struct stat st;
 	size_t len = 0;
+	int r;
 
 	if (fd < 0) {
 		*ret_what = "cannot open file";
@@ -64,28 +66,13 @@ static int read_capped(int dirfd, const char *name, char **ret_text, size_t *ret
 		*ret_what = "not a regular file";
 		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 	}
-	buf = malloc(ALLOWLIST_MAX_FILE + 1);
-	if (!buf) {
-		*ret_what = "out of memory";
-		return -ENOMEM;
-	}
-	/* Read one byte past the cap to tell "exactly at the cap" from "over". */
-	while (len <= ALLOWLIST_MAX_FILE) {
-		ssize_t n = read(fd, buf + len, ALLOWLIST_MAX_FILE + 1 - len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue; /* a signal; PID 1 blocks them, but be safe */
-			*ret_what = "cannot read file";
-			return -errno;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	if (len > ALLOWLIST_MAX_FILE) {
-		*ret_what = "file larger than 256 KiB";
-		return -EFBIG;
+	/* No size check against fstat: the cap alone decides. */
+	r = fdio_read_capped(fd, ALLOWLIST_MAX_FILE, 0, &buf, &len);
+	if (r < 0) {
+		*ret_what = r == -EFBIG ? "file larger than 256 KiB"
+			    : r == -ENOMEM ? "out of memory"
+					   : "cannot read file";
+		return r;
 	}
 	{
 		/* Give back what the cap reserved; keep the old block if this fails. */
@@ -94,8 +81,7 @@ static int read_capped(int dirfd, const char *name, char **ret_text, size_t *ret
 		if (fit)
 			buf = fit;
 	}
-	buf[len] = 0;
-	*ret_text = TAKE_PTR(buf);
+	*ret_text = buf;
 	*ret_len = len;
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "macros.h"
 
 #define TEMP_ATTEMPTS 16
@@ -20,9 +21,7 @@
 
 int fileio_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len)
 {
-	_cleanup_free_ char *buf = NULL;
 	struct stat st;
-	size_t len = 0;
 
 	if (fstat(fd, &st) < 0)
 		return -errno;
@@ -30,28 +29,9 @@ int fileio_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len)
 		return -EINVAL;
 	if ((unsigned long long)st.st_size > max)
 		return -EFBIG;
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
-		return -ENOMEM;
-	/* Read to EOF, but never past the size we allocated: a file growing
-	 * under us is an error rather than a truncated read. */
-	for (;;) {
-		ssize_t n = pread(fd, buf + len, (size_t)st.st_size + 1 - len, (off_t)len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > (size_t)st.st_size)
-			return -EFBIG;
-	}
-	buf[len] = '\0';
-	*ret_buf = TAKE_PTR(buf);
-	*ret_len = len;
-	return 0;
+	/* Read to EOF, but never past the size fstat saw: a file growing
+	 * under us is an error (-EFBIG) rather than a truncated read. */
+	return fdio_read_capped(fd, (size_t)st.st_size, FDIO_PREAD, ret_buf, ret_len);
 }
 
 int fileio_read(int dirfd, const char *path, size_t max, char **ret_buf, size_t *ret_len)
@@ -62,23 +42,6 @@ int fileio_read(int dirfd, const char *path, size_t max, char **ret_buf, size_t 
 	if (fd < 0)
 		return -errno;
 	return fileio_read_fd(fd, max, ret_buf, ret_len);
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 int fileio_replace(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
@@ -107,7 +70,7 @@ int fileio_replace(int dirfd, const char *name, const void *buf, size_t len, mod
 		r = -errno;
 		goto fail;
 	}
-	r = write_all(fd, buf, len);
+	r = fdio_write_all(fd, buf, len);
 	if (r < 0)
 		goto fail;
 	if (fsync(fd) < 0) {

@@ -8,10 +8,13 @@
 #include <assert.h>
 #include <libpsl.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "decimal.h"
 #include "macros.h"
 #include "netaddr.h"
 
@@ -81,16 +84,13 @@ static char to_lower(char c)
  * value, or -1 when empty, too long or not all digits. */
 static long parse_decimal(const char *s, size_t n, size_t max_digits)
 {
-	long v = 0;
+	uint64_t v;
 
-	if (n == 0 || n > max_digits)
+	/* The digit cap (not a value cap) is this parser's contract: callers
+	 * range-check the value to give their own message. */
+	if (n > max_digits || decimal_parse(s, n, (uint64_t)LONG_MAX, &v) < 0)
 		return -1;
-	for (size_t i = 0; i < n; i++) {
-		if (!is_digit(s[i]))
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
-	return v;
+	return (long)v;
 }
 
 /* ":PORT" or ":LOW-HIGH" without the colon: s[0..n), col = column of s[0]. */

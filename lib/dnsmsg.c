@@ -6,34 +6,12 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "be.h"
+
 #define OPCODE_MASK 0x7800u
 #define OPCODE_QUERY 0u
 #define PTR_MASK 0xC0u
 #define RR_FIXED 10 /* type, class, ttl, rdlength after the owner name */
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
 
 static uint8_t ascii_lower(uint8_t c)
 {
@@ -215,10 +193,10 @@ static int rr_read(const uint8_t *msg, size_t len, size_t *off, struct rr *ret)
 		return k;
 	if (len - pos < RR_FIXED)
 		return -EBADMSG;
-	r.type = get16(msg + pos);
-	r.class = get16(msg + pos + 2);
-	r.ttl = get32(msg + pos + 4);
-	r.rdlen = get16(msg + pos + 8);
+	r.type = be16_get(msg + pos);
+	r.class = be16_get(msg + pos + 2);
+	r.ttl = be32_get(msg + pos + 4);
+	r.rdlen = be16_get(msg + pos + 8);
 	r.rdata_off = pos + RR_FIXED;
 	if (len - r.rdata_off < r.rdlen)
 		return -EBADMSG;
@@ -267,14 +245,14 @@ int dnsmsg_parse_query(const uint8_t *msg, size_t len, struct dnsmsg_query *ret)
 
 	if (!msg || len < DNSMSG_HEADER_SIZE || len > DNSMSG_MAX_MSG)
 		return -EBADMSG;
-	q.id = get16(msg);
-	q.flags = get16(msg + 2);
+	q.id = be16_get(msg);
+	q.flags = be16_get(msg + 2);
 	if (q.flags & DNSMSG_FLAG_QR)
 		return -EBADMSG;
-	qd = get16(msg + 4);
-	an = get16(msg + 6);
-	ns = get16(msg + 8);
-	ar = get16(msg + 10);
+	qd = be16_get(msg + 4);
+	an = be16_get(msg + 6);
+	ns = be16_get(msg + 8);
+	ar = be16_get(msg + 10);
 
 	if ((q.flags & OPCODE_MASK) != OPCODE_QUERY) {
 		*ret = q;
@@ -289,8 +267,8 @@ int dnsmsg_parse_query(const uint8_t *msg, size_t len, struct dnsmsg_query *ret)
 		*ret = q;
 		return DNSMSG_RCODE_FORMERR;
 	}
-	q.qtype = get16(msg + off);
-	q.qclass = get16(msg + off + 2);
+	q.qtype = be16_get(msg + off);
+	q.qclass = be16_get(msg + off + 2);
 	off += 4;
 	q.has_question = true;
 
@@ -339,11 +317,11 @@ int dnsmsg_parse_answer(const uint8_t *msg, size_t len, const struct dnsmsg_name
 
 	if (!msg || len < DNSMSG_HEADER_SIZE || len > DNSMSG_MAX_MSG)
 		return -EBADMSG;
-	a.flags = get16(msg + 2);
-	qd = get16(msg + 4);
-	an = get16(msg + 6);
-	ns = get16(msg + 8);
-	ar = get16(msg + 10);
+	a.flags = be16_get(msg + 2);
+	qd = be16_get(msg + 4);
+	an = be16_get(msg + 6);
+	ns = be16_get(msg + 8);
+	ar = be16_get(msg + 10);
 	if (!(a.flags & DNSMSG_FLAG_QR) || (a.flags & OPCODE_MASK) != OPCODE_QUERY)
 		return -EPROTO;
 	if (qd != 1)
@@ -356,8 +334,8 @@ int dnsmsg_parse_answer(const uint8_t *msg, size_t len, const struct dnsmsg_name
 		return k;
 	if (len - off < 4)
 		return -EBADMSG;
-	if (!dnsmsg_name_equal(&name, qname) || get16(msg + off) != qtype ||
-	    get16(msg + off + 2) != DNSMSG_CLASS_IN)
+	if (!dnsmsg_name_equal(&name, qname) || be16_get(msg + off) != qtype ||
+	    be16_get(msg + off + 2) != DNSMSG_CLASS_IN)
 		return -EPROTO;
 	off += 4;
 
@@ -486,7 +464,7 @@ static void wb_put16(struct wbuf *w, uint16_t v)
 {
 	uint8_t b[2];
 
-	put16(b, v);
+	be16_put(b, v);
 	wb_put(w, b, 2);
 }
 
@@ -494,7 +472,7 @@ static void wb_put32(struct wbuf *w, uint32_t v)
 {
 	uint8_t b[4];
 
-	put32(b, v);
+	be32_put(b, v);
 	wb_put(w, b, 4);
 }
 
@@ -640,7 +618,7 @@ int dnsmsg_tcp_frame(const uint8_t *buf, size_t avail, size_t *ret_len)
 
 	if (avail < 2)
 		return 0;
-	l = get16(buf);
+	l = be16_get(buf);
 	if (l < DNSMSG_HEADER_SIZE)
 		return -EBADMSG;
 	if (avail - 2 < l)
@@ -651,5 +629,5 @@ int dnsmsg_tcp_frame(const uint8_t *buf, size_t avail, size_t *ret_len)
 
 void dnsmsg_tcp_put_length(uint8_t out[2], size_t len)
 {
-	put16(out, (uint16_t)len);
+	be16_put(out, (uint16_t)len);
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decimal.h"
 #include "macros.h"
 #include "wire.h"
 
@@ -95,14 +96,13 @@ static bool tool_name_valid(const char *s)
 
 static int parse_uint(const char *v, unsigned min, unsigned max, unsigned *ret)
 {
-	unsigned long x;
-	char *end;
+	uint64_t x;
 
+	/* A value not starting with a digit is -EINVAL; anything else wrong
+	 * (trailing text, too large, below min) is -ERANGE, as with strtoul. */
 	if (v[0] < '0' || v[0] > '9')
 		return -EINVAL;
-	errno = 0;
-	x = strtoul(v, &end, 10);
-	if (errno != 0 || *end != '\0' || x < min || x > max)
+	if (decimal_parse(v, strlen(v), max, &x) < 0 || x < min)
 		return -ERANGE;
 	*ret = (unsigned)x;
 	return 0;

@@ -7,10 +7,12 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "decimal.h"
 #include "macros.h"
 
 /* ---- URLs ---- */
@@ -47,18 +49,15 @@ static int parse_host(const char *h, size_t n, char *out)
 
 static int parse_port(const char *p, size_t n, unsigned dflt, unsigned *ret)
 {
-	unsigned v = 0;
+	uint64_t v;
 
+	/* No leading zero (a URL's port is written canonically) and every
+	 * failure is -EINVAL, as the caller reports one "bad port". */
 	if (n == 0 || n > 5 || p[0] == '0')
 		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		if (p[i] < '0' || p[i] > '9')
-			return -EINVAL;
-		v = v * 10 + (unsigned)(p[i] - '0');
-	}
-	if (v == 0 || v > 65535)
+	if (decimal_parse(p, n, 65535, &v) < 0 || v == 0)
 		return -EINVAL;
-	*ret = v == dflt ? 0 : v;
+	*ret = v == dflt ? 0 : (unsigned)v;
 	return 0;
 }
 

@@ -4,22 +4,17 @@
 #include <errno.h>
 #include <string.h>
 
+#include "decimal.h"
 #include "macros.h"
 
 /* Parses the decimal field [s, e): 0 on success. */
 static int parse_field_id(const char *s, const char *e, unsigned *ret)
 {
-	unsigned long long v = 0;
+	uint64_t v;
+	int r = decimal_parse(s, (size_t)(e - s), IDS_ID_MAX, &v);
 
-	if (s == e)
-		return -EINVAL;
-	for (const char *p = s; p < e; p++) {
-		if (*p < '0' || *p > '9')
-			return -EINVAL;
-		v = v * 10 + (unsigned)(*p - '0');
-		if (v > IDS_ID_MAX)
-			return -ERANGE;
-	}
+	if (r < 0)
+		return r;
 	*ret = (unsigned)v;
 	return 0;
 }

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Logging to stderr with a "prog[pid]: LEVEL:" prefix. The level is read once
  * from CODE_SANDBOX_LOG (error|warn|info|debug) by log_setup(). Every function
- * preserves errno; the *_errno variants set errno from their argument so "%m"
- * prints it, and return the argument (a negative errno) for one-line error
- * propagation:  return log_error_errno(r, "Failed to open '%s': %m", path); */
+ * preserves errno; the *_errno variants return their argument (a negative
+ * errno) for one-line error propagation. The one idiom, used everywhere:
+ *     return log_error_errno(r, "Failed to open '%s': %s", path, strerror(-r));
+ * Not "%m" (although log_internal sets errno from the argument): gcc's
+ * -Wpedantic, on in every build (warning_level=3, werror), refuses "%m" in a
+ * printf-format function, so it would not compile. */
 #ifndef CS_LOG_H
 #define CS_LOG_H
 

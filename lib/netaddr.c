@@ -6,6 +6,17 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "be.h"
+
+const struct netaddr_range netaddr_blocked[NETADDR_BLOCKED_MAX] = {
+	[NETADDR_BLOCKED_LINK_LOCAL_V4] = { AF_INET, "169.254.0.0", 16,
+					    "link-local, cloud metadata 169.254.169.254" },
+	[NETADDR_BLOCKED_ALIBABA_METADATA] = { AF_INET, "100.100.100.200", 32,
+					       "Alibaba Cloud metadata" },
+	[NETADDR_BLOCKED_AWS_METADATA_V6] = { AF_INET6, "fd00:ec2::254", 128, "AWS IPv6 metadata" },
+	[NETADDR_BLOCKED_LINK_LOCAL_V6] = { AF_INET6, "fe80::", 10, "IPv6 link-local" },
+};
+
 struct v4_range {
 	uint32_t net;
 	unsigned prefix;
@@ -47,11 +58,6 @@ static enum netaddr_class classify_v4(uint32_t a)
 	return NETADDR_PUBLIC;
 }
 
-static uint32_t be32_at(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-
 static bool all_zero(const uint8_t *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -75,18 +81,18 @@ static enum netaddr_class classify_v6(const uint8_t *b)
 		return NETADDR_METADATA;
 	/* ::ffff:a.b.c.d (mapped) and ::ffff:0:a.b.c.d (SIIT translated). */
 	if (all_zero(b, 10) && b[10] == 0xff && b[11] == 0xff)
-		return classify_v4(be32_at(b + 12));
+		return classify_v4(be32_get(b + 12));
 	if (all_zero(b, 8) && b[8] == 0xff && b[9] == 0xff && b[10] == 0 && b[11] == 0)
-		return classify_v4(be32_at(b + 12));
+		return classify_v4(be32_get(b + 12));
 	/* ::a.b.c.d (deprecated compatible form; :: and ::1 handled above). */
 	if (all_zero(b, 12))
-		return classify_v4(be32_at(b + 12));
+		return classify_v4(be32_get(b + 12));
 	if (memcmp(b, nat64_wkp, sizeof(nat64_wkp)) == 0)
-		return classify_v4(be32_at(b + 12));
+		return classify_v4(be32_get(b + 12));
 	if (memcmp(b, nat64_local, sizeof(nat64_local)) == 0)
 		return NETADDR_PRIVATE;
 	if (b[0] == 0x20 && b[1] == 0x02) /* 6to4 */
-		return classify_v4(be32_at(b + 2));
+		return classify_v4(be32_get(b + 2));
 	if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0 && b[3] == 0) /* Teredo */
 		return NETADDR_RESERVED;
 	if (b[0] == 0x01 && all_zero(b + 1, 7)) /* 100::/64 discard-only */
@@ -170,7 +176,7 @@ static enum netaddr_class classify_v6_prefix(const uint8_t *net, unsigned prefix
 		if (v4_len > 32)
 			v4_len = 32;
 		if (v4_len > 0)
-			v4 = be32_at(net + at / 8);
+			v4 = be32_get(net + at / 8);
 		c = classify_v4_prefix(v4_len == 0 ? 0 : v4 & (0xFFFFFFFFu << (32 - v4_len)), v4_len);
 		if (c != NETADDR_PUBLIC)
 			return c;
@@ -187,7 +193,7 @@ enum netaddr_class netaddr_classify_prefix(int family, const void *net, unsigned
 
 		if (prefix_len == 32)
 			return netaddr_classify(family, net);
-		return classify_v4_prefix(be32_at((const uint8_t *)&a->s_addr), prefix_len);
+		return classify_v4_prefix(be32_get((const uint8_t *)&a->s_addr), prefix_len);
 	}
 	if (family == AF_INET6 && prefix_len <= 128) {
 		const struct in6_addr *a = net;
@@ -206,7 +212,7 @@ enum netaddr_class netaddr_classify(int family, const void *addr)
 	if (family == AF_INET) {
 		const struct in_addr *a = addr;
 
-		return classify_v4(be32_at((const uint8_t *)&a->s_addr));
+		return classify_v4(be32_get((const uint8_t *)&a->s_addr));
 	}
 	if (family == AF_INET6) {
 		const struct in6_addr *a = addr;

@@ -75,4 +75,26 @@ bool netaddr_is_forbidden(int family, const void *addr);
 /* "public", "loopback", "cloud metadata", ...; "unknown" out of range. */
 const char *netaddr_class_to_string(enum netaddr_class c);
 
+/* A network in text form, as the tables below write it. */
+struct netaddr_range {
+	int family;
+	const char *addr;
+	unsigned prefix_len;
+	const char *why;
+};
+
+/* The special-purpose ranges no name may resolve into (cloud metadata and
+ * link-local), blocked for everyone unless the allowlist names an address
+ * inside explicitly. One table: lib/nftbatch.c turns it into rules in this
+ * order (the golden dumps show it), lib/sidecar.c refuses destinations
+ * overlapping any of it. */
+enum netaddr_blocked_index {
+	NETADDR_BLOCKED_LINK_LOCAL_V4,
+	NETADDR_BLOCKED_ALIBABA_METADATA,
+	NETADDR_BLOCKED_AWS_METADATA_V6,
+	NETADDR_BLOCKED_LINK_LOCAL_V6,
+	NETADDR_BLOCKED_MAX,
+};
+extern const struct netaddr_range netaddr_blocked[NETADDR_BLOCKED_MAX];
+
 #endif

@@ -47,6 +47,7 @@
 
 #include "fwconst.h"
 #include "macros.h"
+#include "netaddr.h"
 #include "nftbatch_int.h"
 
 
@@ -69,20 +70,6 @@
 #define NFTBATCH_HDR_SLACK 256 /* batch begin/end and rounding */
 #define NFTBATCH_RULES_MAX (96 + 2 * NFTBATCH_MAX_UPSTREAMS + NFTBATCH_MAX_SIDECAR_DESTS)
 #define NFTBATCH_ELEM_BOUND 96
-
-/* Never allowed even when a name resolves to them (cloud metadata and
- * link-local), unless the allowlist names an address inside explicitly. */
-static const struct {
-	int family;
-	const char *addr;
-	unsigned prefix_len;
-	const char *why;
-} blocked_ranges[] = {
-	{ AF_INET, "169.254.0.0", 16, "link-local, cloud metadata 169.254.169.254" },
-	{ AF_INET, "100.100.100.200", 32, "Alibaba Cloud metadata" },
-	{ AF_INET6, "fd00:ec2::254", 128, "AWS IPv6 metadata" },
-	{ AF_INET6, "fe80::", 10, "IPv6 link-local" },
-};
 
 /* ---- addresses and ports ---- */
 
@@ -1212,12 +1199,12 @@ static int build_rules(struct ctx *c, const struct nftbatch_config *cfg)
 			const struct nftbatch_elem *e = &cfg->elems[i];
 			if (e->timeout_ms != 0)
 				continue;
-			for (size_t k = 0; k < ELEMENTSOF(blocked_ranges); k++) {
+			for (size_t k = 0; k < ELEMENTSOF(netaddr_blocked); k++) {
 				uint8_t net[16];
-				if (blocked_ranges[k].family != e->family ||
-				    e->prefix_len < blocked_ranges[k].prefix_len ||
-				    inet_pton(e->family, blocked_ranges[k].addr, net) != 1 ||
-				    !prefix_equal(net, elem_bytes(e), blocked_ranges[k].prefix_len))
+				if (netaddr_blocked[k].family != e->family ||
+				    e->prefix_len < netaddr_blocked[k].prefix_len ||
+				    inet_pton(e->family, netaddr_blocked[k].addr, net) != 1 ||
+				    !prefix_equal(net, elem_bytes(e), netaddr_blocked[k].prefix_len))
 					continue;
 				if (++n_exc > NFTBATCH_MAX_EXCEPTIONS)
 					return -E2BIG;
@@ -1234,12 +1221,12 @@ static int build_rules(struct ctx *c, const struct nftbatch_config *cfg)
 	 * fd00:ec2::254, fe80::/10): cloud metadata and link-local, before
 	 * the sets, so a name that resolves there (DNS rebinding) admits
 	 * nothing. */
-	for (size_t k = 0; k < ELEMENTSOF(blocked_ranges); k++) {
+	for (size_t k = 0; k < ELEMENTSOF(netaddr_blocked); k++) {
 		uint8_t net[16];
-		if (inet_pton(blocked_ranges[k].family, blocked_ranges[k].addr, net) != 1)
+		if (inet_pton(netaddr_blocked[k].family, netaddr_blocked[k].addr, net) != 1)
 			return -EINVAL;
 		RULE(CHAIN_OUTPUT, {
-			rb_daddr(&rb, blocked_ranges[k].family, net, blocked_ranges[k].prefix_len);
+			rb_daddr(&rb, netaddr_blocked[k].family, net, netaddr_blocked[k].prefix_len);
 			rb_counter(&rb);
 			rb_verdict(&rb, NFT_JUMP, CHAIN_BLOCKED);
 		});

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decimal.h"
 #include "ids.h"
 #include "macros.h"
 #include "netaddr.h"
@@ -32,18 +33,17 @@ const char *sidecar_uid_refusal(unsigned uid, unsigned agent_uid, unsigned agent
 /* Parses "N" of a /N suffix, 0..max. */
 static int parse_small(const char *s, size_t len, unsigned max, unsigned *ret)
 {
-	unsigned v = 0;
+	uint64_t v;
+	int r;
 
-	if (len == 0 || len > 5)
+	/* At most five digits, leading zeros included ("00080" but not
+	 * "000080"): the limit this parser always had. */
+	if (len > 5)
 		return -EINVAL;
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -EINVAL;
-		v = v * 10 + (unsigned)(s[i] - '0');
-	}
-	if (v > max)
-		return -ERANGE;
-	*ret = v;
+	r = decimal_parse(s, len, max, &v);
+	if (r < 0)
+		return r;
+	*ret = (unsigned)v;
 	return 0;
 }
 
@@ -71,22 +71,29 @@ static int parse_ports(const char *s, size_t len, uint16_t *lo, uint16_t *hi)
  * the table's earlier rules still cut these out of): what the firewall
  * blocks for everyone (link-local, cloud metadata), loopback (reachable
  * already, and the pod's loopback is shared with the agent), multicast. */
+/* The blocked ranges come from lib/netaddr.c's table (shared with the
+ * firewall's rules); this table keeps its own order and messages: the
+ * first overlapping entry names the refusal, and this order (fe80::/10
+ * before fd00:ec2::254, unlike the rules) decides it for wide prefixes
+ * such as 8000::/1. */
 static const struct {
-	int family;
-	const char *addr;
-	unsigned prefix_len;
+	const struct netaddr_range *blocked; /* or the range below */
+	struct netaddr_range own;
 	const char *why;
 } refused_ranges[] = {
-	{ AF_INET, "169.254.0.0", 16, "overlaps link-local and cloud metadata 169.254.0.0/16" },
-	{ AF_INET, "100.100.100.200", 32, "overlaps cloud metadata 100.100.100.200" },
-	{ AF_INET, "127.0.0.0", 8, "overlaps loopback 127.0.0.0/8" },
-	{ AF_INET, "224.0.0.0", 3, "overlaps multicast and reserved 224.0.0.0/3" },
-	{ AF_INET, "0.0.0.0", 8, "overlaps 0.0.0.0/8" },
-	{ AF_INET6, "fe80::", 10, "overlaps link-local fe80::/10" },
-	{ AF_INET6, "fd00:ec2::254", 128, "overlaps cloud metadata fd00:ec2::254" },
-	{ AF_INET6, "::", 127, "overlaps ::/127 (unspecified, loopback)" },
-	{ AF_INET6, "::ffff:0:0", 96, "overlaps IPv4-mapped ::ffff:0:0/96" },
-	{ AF_INET6, "ff00::", 8, "overlaps multicast ff00::/8" },
+	{ &netaddr_blocked[NETADDR_BLOCKED_LINK_LOCAL_V4], { 0 },
+	  "overlaps link-local and cloud metadata 169.254.0.0/16" },
+	{ &netaddr_blocked[NETADDR_BLOCKED_ALIBABA_METADATA], { 0 },
+	  "overlaps cloud metadata 100.100.100.200" },
+	{ NULL, { AF_INET, "127.0.0.0", 8, NULL }, "overlaps loopback 127.0.0.0/8" },
+	{ NULL, { AF_INET, "224.0.0.0", 3, NULL }, "overlaps multicast and reserved 224.0.0.0/3" },
+	{ NULL, { AF_INET, "0.0.0.0", 8, NULL }, "overlaps 0.0.0.0/8" },
+	{ &netaddr_blocked[NETADDR_BLOCKED_LINK_LOCAL_V6], { 0 }, "overlaps link-local fe80::/10" },
+	{ &netaddr_blocked[NETADDR_BLOCKED_AWS_METADATA_V6], { 0 },
+	  "overlaps cloud metadata fd00:ec2::254" },
+	{ NULL, { AF_INET6, "::", 127, NULL }, "overlaps ::/127 (unspecified, loopback)" },
+	{ NULL, { AF_INET6, "::ffff:0:0", 96, NULL }, "overlaps IPv4-mapped ::ffff:0:0/96" },
+	{ NULL, { AF_INET6, "ff00::", 8, NULL }, "overlaps multicast ff00::/8" },
 };
 
 /* Two networks overlap when they agree on the shorter prefix. */
@@ -109,12 +116,14 @@ static const char *dest_refusal(const struct nftbatch_elem *e)
 	if (e->prefix_len == 0)
 		return NULL;
 	for (size_t i = 0; i < ELEMENTSOF(refused_ranges); i++) {
+		const struct netaddr_range *rr = refused_ranges[i].blocked ? refused_ranges[i].blocked
+									   : &refused_ranges[i].own;
 		uint8_t net[16];
-		if (refused_ranges[i].family != e->family)
+		if (rr->family != e->family)
 			continue;
-		if (inet_pton(e->family, refused_ranges[i].addr, net) != 1)
+		if (inet_pton(e->family, rr->addr, net) != 1)
 			return "internal error";
-		if (prefixes_overlap(a, e->prefix_len, net, refused_ranges[i].prefix_len))
+		if (prefixes_overlap(a, e->prefix_len, net, rr->prefix_len))
 			return refused_ranges[i].why;
 	}
 	return NULL;

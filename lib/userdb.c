@@ -2,10 +2,12 @@
 #include "userdb.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "decimal.h"
 #include "macros.h"
 
 #define PASSWD_FIELDS 7
@@ -39,17 +41,17 @@ static void dbfile_free(struct dbfile *db)
 
 static int parse_num(const char *s, size_t len, unsigned *ret)
 {
-	unsigned long long v = 0;
+	uint64_t v;
+	int r;
 
-	if (len == 0 || len > ID_DIGITS_MAX)
+	/* This parser's own rule, kept: at most ten digits, leading zeros
+	 * included, so "00000000001" leaves its line unmatched here while
+	 * ids_parse_id (HOST_UID) reads it as 1. */
+	if (len > ID_DIGITS_MAX)
 		return -EINVAL;
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -EINVAL;
-		v = v * 10 + (unsigned)(s[i] - '0');
-	}
-	if (v > IDS_ID_MAX)
-		return -ERANGE;
+	r = decimal_parse(s, len, IDS_ID_MAX, &v);
+	if (r < 0)
+		return r;
 	*ret = (unsigned)v;
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "be.h"
 #include "macros.h"
 
 #define WIRE_FIELD_HEADER 5 /* tag + 4-byte length */
@@ -31,19 +32,6 @@ const char *wire_error_to_string(enum wire_error e)
 	if ((unsigned)e >= WIRE_ERROR_MAX)
 		return "?";
 	return wire_error_names[e];
-}
-
-static uint32_t get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-
-static void put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
 }
 
 bool wire_utf8_valid(const char *str, size_t len)
@@ -105,7 +93,7 @@ int wire_parse_header(const uint8_t *buf, size_t len, size_t max_frame, struct w
 		return -EBADMSG;
 	if (buf[2] > WIRE_MAX_FDS)
 		return -EBADMSG;
-	plen = get_be32(buf + 4);
+	plen = be32_get(buf + 4);
 	if ((size_t)plen > max_frame - WIRE_HEADER_SIZE)
 		return -EMSGSIZE;
 	*ret = (struct wire_header){
@@ -129,7 +117,7 @@ static int out_field(struct wire_out *o, uint8_t tag, const void *v, size_t n)
 	if (n > UINT32_MAX || o->cap - o->len < WIRE_FIELD_HEADER || o->cap - o->len - WIRE_FIELD_HEADER < n)
 		return -ENOBUFS;
 	o->buf[o->len] = tag;
-	put_be32(o->buf + o->len + 1, (uint32_t)n);
+	be32_put(o->buf + o->len + 1, (uint32_t)n);
 	if (n > 0)
 		memcpy(o->buf + o->len + WIRE_FIELD_HEADER, v, n);
 	o->len += WIRE_FIELD_HEADER + n;
@@ -154,7 +142,7 @@ static int out_u32(struct wire_out *o, uint8_t tag, uint32_t v)
 {
 	uint8_t b[4];
 
-	put_be32(b, v);
+	be32_put(b, v);
 	return out_field(o, tag, b, sizeof(b));
 }
 
@@ -175,7 +163,7 @@ static int out_begin(struct wire_out *o, uint8_t *buf, size_t buflen, enum wire_
 
 static void out_end(struct wire_out *o, size_t *ret_len)
 {
-	put_be32(o->buf + 4, (uint32_t)(o->len - WIRE_HEADER_SIZE));
+	be32_put(o->buf + 4, (uint32_t)(o->len - WIRE_HEADER_SIZE));
 	*ret_len = o->len;
 }
 
@@ -277,7 +265,7 @@ static int next_field(const uint8_t **p, const uint8_t *end, struct wire_field *
 	if (left < WIRE_FIELD_HEADER)
 		return -EBADMSG;
 	f->tag = (*p)[0];
-	f->len = get_be32(*p + 1);
+	f->len = be32_get(*p + 1);
 	if ((size_t)f->len > left - WIRE_FIELD_HEADER)
 		return -EBADMSG;
 	f->v = *p + WIRE_FIELD_HEADER;
@@ -429,7 +417,7 @@ static int field_u32(const struct wire_field *f, bool *seen, uint32_t *ret)
 	if (*seen || f->len != 4)
 		return -EBADMSG;
 	*seen = true;
-	*ret = get_be32(f->v);
+	*ret = be32_get(f->v);
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "be.h"
 #include "macros.h"
 
 #define FIELD_HEADER 5 /* tag + 4-byte length */
@@ -83,19 +84,6 @@ bool wire_git_refname_valid(const char *s)
 	return true;
 }
 
-static uint32_t get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-
-static void put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
 /* ---- encoding ---- */
 
 struct out {
@@ -110,7 +98,7 @@ static int out_field(struct out *o, uint8_t tag, const void *a, size_t na, const
 	if (o->cap - o->len < FIELD_HEADER || o->cap - o->len - FIELD_HEADER < n)
 		return -ENOBUFS;
 	o->buf[o->len] = tag;
-	put_be32(o->buf + o->len + 1, (uint32_t)n);
+	be32_put(o->buf + o->len + 1, (uint32_t)n);
 	if (na > 0)
 		memcpy(o->buf + o->len + FIELD_HEADER, a, na);
 	if (nb > 0)
@@ -164,7 +152,7 @@ int wire_git_encode_request(const struct wire_git_request *req, uint8_t *buf, si
 	buf[1] = WIRE_TYPE_GIT;
 	buf[2] = WIRE_GIT_FDS;
 	buf[3] = 0;
-	put_be32(opb, (uint32_t)req->op);
+	be32_put(opb, (uint32_t)req->op);
 	r = out_string(&o, WIRE_TAG_GIT_TOKEN, req->token, WIRE_MAX_TOKEN);
 	if (r >= 0)
 		r = out_field(&o, WIRE_TAG_GIT_OP, opb, sizeof(opb), NULL, 0);
@@ -198,7 +186,7 @@ int wire_git_encode_request(const struct wire_git_request *req, uint8_t *buf, si
 	}
 	if (r < 0)
 		return r;
-	put_be32(buf + 4, (uint32_t)(o.len - WIRE_HEADER_SIZE));
+	be32_put(buf + 4, (uint32_t)(o.len - WIRE_HEADER_SIZE));
 	*ret_len = o.len;
 	return 0;
 }
@@ -220,7 +208,7 @@ static int next_field(const uint8_t **p, const uint8_t *end, struct field *f)
 	if (left < FIELD_HEADER)
 		return -EBADMSG;
 	f->tag = (*p)[0];
-	f->len = get_be32(*p + 1);
+	f->len = be32_get(*p + 1);
 	if ((size_t)f->len > left - FIELD_HEADER)
 		return -EBADMSG;
 	f->v = *p + FIELD_HEADER;
@@ -354,12 +342,12 @@ int wire_git_decode_request(const uint8_t *buf, size_t len, size_t max_frame,
 			r = set_string(&f, WIRE_MAX_TOKEN, &req.token);
 			break;
 		case WIRE_TAG_GIT_OP:
-			if (seen_op || f.len != 4 || get_be32(f.v) >= WIRE_GIT_OP_MAX) {
+			if (seen_op || f.len != 4 || be32_get(f.v) >= WIRE_GIT_OP_MAX) {
 				r = -EBADMSG;
 				break;
 			}
 			seen_op = true;
-			req.op = (enum wire_git_op)get_be32(f.v);
+			req.op = (enum wire_git_op)be32_get(f.v);
 			break;
 		case WIRE_TAG_GIT_URL:
 			r = set_string(&f, WIRE_GIT_MAX_URL, &req.url);

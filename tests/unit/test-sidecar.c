@@ -122,6 +122,40 @@ TEST(dests_values_and_errors)
 	}
 }
 
+/* Which range a refused destination is named after: the first overlapping
+ * one in lib/sidecar.c's order (the blocked ranges come from lib/netaddr.c's
+ * table, in a different order there). */
+TEST(dest_refusal_messages)
+{
+	static const struct {
+		const char *spec, *message;
+	} cases[] = {
+		{"169.254.169.254", "overlaps link-local and cloud metadata 169.254.0.0/16"},
+		{"169.0.0.0/8", "overlaps link-local and cloud metadata 169.254.0.0/16"},
+		{"100.100.100.200", "overlaps cloud metadata 100.100.100.200"},
+		{"100.100.0.0/16", "overlaps cloud metadata 100.100.100.200"},
+		{"127.0.0.0/8", "overlaps loopback 127.0.0.0/8"},
+		{"fe80::1", "overlaps link-local fe80::/10"},
+		{"fd00:ec2::254", "overlaps cloud metadata fd00:ec2::254"},
+		{"fd00::/8", "overlaps cloud metadata fd00:ec2::254"},
+		/* Overlaps both fe80::/10 and fd00:ec2::254: fe80 comes first. */
+		{"8000::/1", "overlaps link-local fe80::/10"},
+		{"fc00::/6", "overlaps link-local fe80::/10"},
+		{"ff02::1", "overlaps multicast ff00::/8"},
+	};
+	struct nftbatch_elem d[2];
+	struct parse_error pe;
+	size_t n;
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		pe = (struct parse_error){ 0 };
+		EXPECT_ERR(sidecar_parse_dests(cases[i].spec, d, 2, &n, &pe), EINVAL);
+		if (!pe.message || strcmp(pe.message, cases[i].message) != 0)
+			printf("# %s: '%s'\n", cases[i].spec, pe.message ? pe.message : "(none)");
+		EXPECT_TRUE(pe.message && strcmp(pe.message, cases[i].message) == 0);
+	}
+}
+
 static struct nftbatch_elem up4(const char *a)
 {
 	struct nftbatch_elem e = { .family = AF_INET, .prefix_len = 32, .port_lo = 53, .port_hi = 53 };

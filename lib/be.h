@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* Big-endian (network order) loads and stores at unaligned byte pointers:
+ * the wire codecs, DNS messages and address classification. One copy for
+ * lib/; header-only. The caller has checked that the bytes are there. */
+#ifndef CS_BE_H
+#define CS_BE_H
+
+#include <stdint.h>
+
+static inline uint16_t be16_get(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static inline uint32_t be32_get(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
+static inline void be16_put(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static inline void be32_put(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+#endif
