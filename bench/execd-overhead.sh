@@ -3,7 +3,7 @@
 # wall time of `echo ok` through the wrapper and the daemon (decode,
 # authenticate, tool table, openat2 cwd, allow_all decision, two fsynced
 # audit records, private directory, clone into a user+pid namespace under
-# its reaper, reply) against `echo ok` run directly,
+# sandbox-execd-reap, reply) against `echo ok` run directly,
 # both measured in this run with hyperfine (no shell). Then throughput with
 # 50 concurrent clients (target: >= 900 requests/s), and the daemon's idle
 # RSS before and after that load (target: < 8 MB). Target: <= 1.5 ms added.

@@ -83,8 +83,11 @@ struct spawn_params {
 	size_t n_extra;
 };
 
+/* The reaper (sandbox-execd-reap beside the daemon), PID 1 of each
+ * command's pid namespace; NULL: commands start without namespaces. */
+extern const char *spawn_reaper_path;
 /* Starts a command in a new session (so its process group is its pid) with
- * only fds 0-2 (and extra_fds) open, under a reaper (PID 1) in user and pid
+ * only fds 0-2 (and extra_fds) open, under the reaper in user and pid
  * namespaces of its own where the kernel allows them. Returns the pid and
  * a pidfd. */
 int spawn_start(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd);

@@ -463,6 +463,21 @@ int main(int argc, char **argv)
 	}
 	if (dispatch_build_base_env(d) < 0 || toolrun_init(d) < 0)
 		goto out;
+	{
+		/* The reaper lives beside the daemon's binary. */
+		static char reaper[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", reaper, sizeof(reaper) - 32);
+
+		if (n > 0) {
+			reaper[n] = '\0';
+			(void)strcat(reaper, "-reap");
+			if (access(reaper, X_OK) == 0)
+				spawn_reaper_path = reaper;
+		}
+		if (!spawn_reaper_path)
+			log_warn("No '%s': commands start without their own pid namespace; "
+				 "setsid descendants can outlive them, continuing", reaper);
+	}
 	/* Without a relay (no git, unusable cache directory: logged) tools
 	 * are still served; git requests are refused. */
 	(void)gitrelay_init(d);

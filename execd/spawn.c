@@ -84,36 +84,22 @@ fail:
 
 /* ---- the whole process tree ----
  * A command that calls setsid() or double-forks leaves its process group,
- * so a group kill misses it. The command is therefore started under a
- * reaper that is PID 1 of a pid namespace of its own (with a user namespace
- * that maps only our uid and gid to themselves, which an unprivileged
- * process may create): when PID 1 dies -- once the command has ended, or by
- * our SIGKILL on timeout, disconnect or shutdown -- the kernel kills every
- * process left in the namespace, setsid and double-fork descendants
- * included. Where user namespaces are not available (a sysctl, an LSM) the
- * command starts as before, in a new session, and only its process group
- * is killed (SECURITY.md).
- *
- * The reaper is a fork of the daemon (clone into the namespaces, no
- * CLONE_VM), not an exec'd program: on the request's path an execve cost
- * more than the copy of the daemon's page tables. It runs nothing but
- * async-signal-safe system calls on its copy of the daemon's memory, and
- * before the command exists it makes itself non-dumpable (the command, the
- * same uid in a user namespace, cannot ptrace it, read /proc/1/mem or its
- * fds: that memory mapping belongs to the initial user namespace, where the
- * command has no capability) and keeps only fds 0-2 and the command's own
- * (close_range). The command is its vfork() child (PID 2): the reaper
- * reaps whatever is re-parented to it and exits with the command's status,
- * or 128+N when it died of signal N. The command is not PID 1 itself
- * because PID 1 ignores signals it has no handler for, its own
- * kill(getpid(), SIGTERM) and SIGPIPE included, which would change how the
- * command ends. */
+ * so a group kill misses it. The command is therefore started as PID 1 of
+ * a pid namespace of its own (with a user namespace that maps only our
+ * uid and gid to themselves, which an unprivileged process may create):
+ * when PID 1 dies -- its normal exit, or our SIGKILL on timeout,
+ * disconnect or shutdown -- the kernel kills every process left in the
+ * namespace, setsid and double-fork descendants included. clone() with
+ * CLONE_VM | CLONE_VFORK on a stack of its own keeps vfork's cost (no copy
+ * of the daemon's page tables). Where user namespaces are not available
+ * (a sysctl, an LSM) the command starts as before, in a new session, and
+ * only its process group is killed (SECURITY.md). */
 
 #define SPAWN_STACK ((size_t)64 * 1024)
 #define SPAWN_MAP_FAILED 0x10000 /* or'ed into errno: the namespace's id maps */
 
 struct ns_child {
-	const struct spawn_params *p;
+	const struct spawn_params *p;     /* argv/path: the reaper's, built by the parent */
 	int errfd;
 	char uid_map[64], gid_map[64]; /* formatted by the parent */
 };
@@ -130,33 +116,10 @@ static int write_file(const char *path, const char *s)
 	return n == (ssize_t)strlen(s) ? 0 : -1;
 }
 
-/* The command, the reaper's vfork() child: stdio, cwd and signal
- * dispositions are the reaper's already. */
-static __attribute__((noinline)) pid_t reaper_vfork(const struct spawn_params *p, int errfd)
-{
-	pid_t pid = vfork();
-
-	if (pid == 0) {
-		sigset_t none;
-		int e;
-
-		(void)sigemptyset(&none);
-		(void)sigprocmask(SIG_SETMASK, &none, NULL);
-		execve(p->path, p->argv, p->envp);
-		e = errno;
-		(void)!write(errfd, &e, sizeof(e));
-		_exit(127);
-	}
-	return pid;
-}
-
 static int ns_child_main(void *arg)
 {
 	const struct ns_child *c = arg;
-	struct sigaction sa = { .sa_handler = SIG_DFL };
-	sigset_t all;
-	int e, status = 0;
-	pid_t cmd;
+	int e;
 
 	/* Our own uid and gid, and nothing else, inside the namespace: the
 	 * tool keeps the user's file access and gains nothing. */
@@ -167,84 +130,47 @@ static int ns_child_main(void *arg)
 		(void)!write(c->errfd, &e, sizeof(e));
 		_exit(127);
 	}
-	/* Everything but the command's signal mask, as child() does, then
-	 * the reaper's own: all signals blocked, nobody can read it. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || setsid() < 0 ||
-	    prctl(PR_SET_DUMPABLE, 0) < 0)
-		goto fail;
-	for (int sig = 1; sig < NSIG; sig++)
-		(void)sigaction(sig, &sa, NULL); /* EINVAL for SIGKILL/SIGSTOP/reserved: fine */
-	(void)sigfillset(&all);
-	if (sigprocmask(SIG_SETMASK, &all, NULL) < 0)
-		goto fail;
-	if (fchdir(c->p->cwd_fd) < 0)
-		goto fail;
-	for (int i = 0; i < 3; i++)
-		if (dup2(c->p->fds[i], i) < 0)
-			goto fail;
-	for (size_t i = 0; i < c->p->n_extra; i++)
-		if (dup2(c->p->extra_fds[i], (int)(3 + i)) < 0)
-			goto fail;
-	/* The daemon's other descriptors (listener, audit log, other
-	 * requests' connections) are closed outright, errfd excepted until
-	 * the command has started; the command's own close on its exec. */
-	{
-		unsigned lo = (unsigned)(3 + c->p->n_extra), fd = (unsigned)c->errfd;
-
-		if (fd < lo) {
-			/* Cannot happen (the pipe is made after the fds it
-			 * would collide with); close the rest regardless. */
-			if (syscall(SYS_close_range, lo, ~0U, 0) < 0)
-				goto fail;
-		} else if ((fd > lo && syscall(SYS_close_range, lo, fd - 1, 0) < 0) ||
-			   syscall(SYS_close_range, fd + 1, ~0U, 0) < 0)
-			goto fail;
-	}
-	cmd = reaper_vfork(c->p, c->errfd);
-	if (cmd < 0)
-		goto fail;
-	(void)close(c->errfd); /* the daemon sees EOF: started (or the errno) */
-	for (;;) {
-		int st;
-		pid_t w = waitpid(-1, &st, 0);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			_exit(127); /* ECHILD: cannot happen before the command's end */
-		}
-		if (w == cmd) {
-			status = st;
-			break;
-		}
-	}
-	_exit(WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status));
-fail:
-	e = errno;
-	(void)!write(c->errfd, &e, sizeof(e));
-	_exit(127);
+	child(c->p, 0, c->errfd);
 }
 
 static atomic_bool ns_unavailable;
+const char *spawn_reaper_path; /* set by main(); NULL: no namespaces */
 
 /* clone() into new user and pid namespaces; -errno when they cannot be
  * made (then the caller falls back to vfork_child). */
 static pid_t ns_clone(const struct spawn_params *p, int errfd)
 {
-	struct ns_child c = { .p = p, .errfd = errfd };
-	char *stack;
+	struct spawn_params rp = *p;
+	struct ns_child c = { .p = &rp, .errfd = errfd };
+	char *stack, **argv;
+	size_t n = 0;
 	pid_t pid;
 
-	/* The child runs on its copy of this (fork semantics: no CLONE_VM). */
+	/* The command runs under the reaper, PID 1 of the namespace:
+	 * REAPER PATH ARGV0 ARGS... */
+	while (p->argv[n])
+		n++;
+	argv = calloc(n + 3, sizeof(char *));
 	stack = malloc(SPAWN_STACK);
-	if (!stack)
+	if (!argv || !stack) {
+		free(argv);
+		free(stack);
 		return -ENOMEM;
+	}
+	argv[0] = (char *)"sandbox-execd-reap";
+	argv[1] = (char *)p->path;
+	memcpy(argv + 2, p->argv, (n + 1) * sizeof(char *));
+	rp.path = spawn_reaper_path;
+	rp.argv = argv;
 	(void)snprintf(c.uid_map, sizeof(c.uid_map), "%u %u 1\n", (unsigned)geteuid(), (unsigned)geteuid());
 	(void)snprintf(c.gid_map, sizeof(c.gid_map), "%u %u 1\n", (unsigned)getegid(), (unsigned)getegid());
-	pid = clone(ns_child_main, stack + SPAWN_STACK, CLONE_NEWUSER | CLONE_NEWPID | SIGCHLD, &c);
+	pid = clone(ns_child_main, stack + SPAWN_STACK,
+		    CLONE_VM | CLONE_VFORK | CLONE_NEWUSER | CLONE_NEWPID | SIGCHLD, &c);
 	if (pid < 0)
 		pid = -errno;
+	/* CLONE_VFORK: the child has exec'd or exited; its stack is free. */
 	free(stack);
+	free(argv);
 	return pid;
 }
 
@@ -286,7 +212,7 @@ static int spawn_start_once(const struct spawn_params *p, pid_t *ret_pid, int *r
 	 * child has its own fd table, cwd and signal dispositions, and child()
 	 * never returns and makes only async-signal-safe calls that write no
 	 * shared memory but the (thread-local, then discarded) errno. */
-	bool use_ns = !atomic_load(&ns_unavailable);
+	bool use_ns = spawn_reaper_path && !atomic_load(&ns_unavailable);
 
 	pid = -EINVAL;
 	if (use_ns) {

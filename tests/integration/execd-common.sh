@@ -108,7 +108,7 @@ token() { cat "$TOKEN"; }
 # copies. Call after execd_setup.
 execd_private_binaries() {
 	mkdir -p "$T/prog"
-	cp "$BUILD_DIR/execd/sandbox-execd" "$BUILD_DIR/wrappers/sandbox-exec" \
+	cp "$BUILD_DIR/execd/sandbox-execd" "$BUILD_DIR/execd/sandbox-execd-reap" "$BUILD_DIR/wrappers/sandbox-exec" \
 		"$SOURCE_DIR/tests/support/execd-rawclient.py" "$SOURCE_DIR/tests/support/execd-load.py" "$T/prog/"
 	chmod 755 "$T/prog" "$T/prog"/*
 	EXECD=$T/prog/sandbox-execd
