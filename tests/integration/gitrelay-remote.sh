@@ -136,11 +136,14 @@ check "... and a clean work tree" "$(agent git -C b status --porcelain | wc -l)"
 setsid bash -c "$(declare -f agent); T='$T'; GR_RUN_AS=(${GR_RUN_AS[*]}); agent git clone -q '$BASE/big.git' gone" \
 	>/dev/null 2>&1 &
 gone=$!
-wait_until 20 pgrep -P "$GR_DAEMON_PID" -x git >/dev/null
+# The daemon's git runs under its per-command reaper (execd/spawn.c): a
+# grandchild of the daemon.
+daemon_git() { local r; r=$(pgrep -d, -P "$GR_DAEMON_PID") && pgrep -P "$r" -x git >/dev/null; }
+wait_until 20 daemon_git
 kill -KILL -- "-$gone" 2>/dev/null
 wait "$gone" 2>/dev/null
 ok "the daemon's git for a client that hung up is killed" \
-	wait_until 10 sh -c "! pgrep -P $GR_DAEMON_PID -x git >/dev/null"
+	wait_until 10 sh -c "! { r=\$(pgrep -d, -P $GR_DAEMON_PID) && pgrep -P \"\$r\" -x git >/dev/null; }"
 check "... and the operation is audited as disconnected" \
 	"$(grep -c '"type":"end".*"outcome":"disconnected"' "$T/state/audit.jsonl")" -ge 1
 
