@@ -5,6 +5,7 @@
  * field at most once (except arguments), and builds the whole struct before
  * returning, so no caller ever acts on a half-parsed request. */
 #include "wire.h"
+#include "wire_field.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -248,15 +249,7 @@ int wire_encode_reply(const struct wire_reply *reply, uint8_t *buf, size_t bufle
 
 /* ---- decoding ---- */
 
-struct wire_field {
-	uint8_t tag;
-	const uint8_t *v;
-	uint32_t len;
-};
-
-/* Iterates the payload [p, end). Returns 1 with *f filled, 0 at the end,
- * -EBADMSG when a field header or value runs past the end (truncation). */
-static int next_field(const uint8_t **p, const uint8_t *end, struct wire_field *f)
+int wire_field_next(const uint8_t **p, const uint8_t *end, struct wire_field *f)
 {
 	size_t left = (size_t)(end - *p);
 
@@ -292,7 +285,7 @@ static int dup_string(const struct wire_field *f, size_t max, char **ret)
 	return 0;
 }
 
-static int set_once(const struct wire_field *f, size_t max, char **slot)
+int wire_field_set_once(const struct wire_field *f, size_t max, char **slot)
 {
 	if (*slot)
 		return -EBADMSG; /* duplicate field */
@@ -355,7 +348,7 @@ int wire_decode_request(const uint8_t *buf, size_t len, size_t max_frame,
 
 	/* First pass: structure, and the number of arguments to allocate. */
 	scan = p;
-	while ((r = next_field(&scan, end, &f)) > 0)
+	while ((r = wire_field_next(&scan, end, &f)) > 0)
 		if (f.tag == WIRE_TAG_ARG && ++n_args > WIRE_MAX_ARGS)
 			return -E2BIG;
 	if (r < 0)
@@ -366,13 +359,13 @@ int wire_decode_request(const uint8_t *buf, size_t len, size_t max_frame,
 			return -ENOMEM;
 	}
 
-	while ((r = next_field(&p, end, &f)) > 0) {
+	while ((r = wire_field_next(&p, end, &f)) > 0) {
 		switch (f.tag) {
 		case WIRE_TAG_TOKEN:
-			r = set_once(&f, WIRE_MAX_TOKEN, &req.token);
+			r = wire_field_set_once(&f, WIRE_MAX_TOKEN, &req.token);
 			break;
 		case WIRE_TAG_TOOL:
-			r = set_once(&f, WIRE_MAX_TOOL, &req.tool);
+			r = wire_field_set_once(&f, WIRE_MAX_TOOL, &req.tool);
 			break;
 		case WIRE_TAG_ARG:
 			r = dup_string(&f, WIRE_MAX_ARG, &req.args[req.n_args]);
@@ -380,16 +373,16 @@ int wire_decode_request(const uint8_t *buf, size_t len, size_t max_frame,
 				req.n_args++;
 			break;
 		case WIRE_TAG_CWD:
-			r = set_once(&f, WIRE_MAX_PATH, &req.cwd);
+			r = wire_field_set_once(&f, WIRE_MAX_PATH, &req.cwd);
 			break;
 		case WIRE_TAG_REASON:
-			r = set_once(&f, WIRE_MAX_REASON, &req.reason);
+			r = wire_field_set_once(&f, WIRE_MAX_REASON, &req.reason);
 			break;
 		case WIRE_TAG_REPO:
-			r = set_once(&f, WIRE_MAX_PATH, &req.repo);
+			r = wire_field_set_once(&f, WIRE_MAX_PATH, &req.repo);
 			break;
 		case WIRE_TAG_BRANCH:
-			r = set_once(&f, WIRE_MAX_BRANCH, &req.branch);
+			r = wire_field_set_once(&f, WIRE_MAX_BRANCH, &req.branch);
 			break;
 		default:
 			/* Unknown: skippable only when marked optional. */
@@ -433,7 +426,7 @@ int wire_decode_reply(const uint8_t *buf, size_t len, struct wire_reply *ret)
 	r = frame_payload(buf, len, WIRE_MAX_FRAME, WIRE_TYPE_REPLY, 0, &p, &end);
 	if (r < 0)
 		return r;
-	while ((r = next_field(&p, end, &f)) > 0) {
+	while ((r = wire_field_next(&p, end, &f)) > 0) {
 		switch (f.tag) {
 		case WIRE_TAG_STATUS_KIND:
 			r = field_u32(&f, &seen_kind, &kind);

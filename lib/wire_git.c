@@ -12,6 +12,7 @@
 
 #include "be.h"
 #include "macros.h"
+#include "wire_field.h"
 
 #define FIELD_HEADER 5 /* tag + 4-byte length */
 
@@ -193,49 +194,7 @@ int wire_git_encode_request(const struct wire_git_request *req, uint8_t *buf, si
 
 /* ---- decoding ---- */
 
-struct field {
-	uint8_t tag;
-	const uint8_t *v;
-	uint32_t len;
-};
-
-static int next_field(const uint8_t **p, const uint8_t *end, struct field *f)
-{
-	size_t left = (size_t)(end - *p);
-
-	if (left == 0)
-		return 0;
-	if (left < FIELD_HEADER)
-		return -EBADMSG;
-	f->tag = (*p)[0];
-	f->len = be32_get(*p + 1);
-	if ((size_t)f->len > left - FIELD_HEADER)
-		return -EBADMSG;
-	f->v = *p + FIELD_HEADER;
-	*p += FIELD_HEADER + f->len;
-	return 1;
-}
-
-static int set_string(const struct field *f, size_t max, char **slot)
-{
-	char *s;
-
-	if (*slot)
-		return -EBADMSG;
-	if (f->len > max)
-		return -E2BIG;
-	if (!wire_utf8_valid((const char *)f->v, f->len))
-		return -EBADMSG;
-	s = malloc((size_t)f->len + 1);
-	if (!s)
-		return -ENOMEM;
-	memcpy(s, f->v, f->len);
-	s[f->len] = '\0';
-	*slot = s;
-	return 0;
-}
-
-static int set_oid(const struct field *f, char *slot)
+static int set_oid(const struct wire_field *f, char *slot)
 {
 	if (!wire_git_oid_valid((const char *)f->v, f->len))
 		return -EBADMSG;
@@ -244,7 +203,7 @@ static int set_oid(const struct field *f, char *slot)
 	return 0;
 }
 
-static int set_update(const struct field *f, struct wire_git_update *u)
+static int set_update(const struct wire_field *f, struct wire_git_update *u)
 {
 	size_t sl, dl;
 	char *dst;
@@ -299,7 +258,7 @@ int wire_git_decode_request(const uint8_t *buf, size_t len, size_t max_frame,
 	size_t nu = 0, nw = 0, nh = 0;
 	const uint8_t *p, *end, *scan;
 	struct wire_header h;
-	struct field f;
+	struct wire_field f;
 	bool seen_op = false;
 	int r;
 
@@ -319,7 +278,7 @@ int wire_git_decode_request(const uint8_t *buf, size_t len, size_t max_frame,
 	end = buf + len;
 
 	scan = p;
-	while ((r = next_field(&scan, end, &f)) > 0) {
+	while ((r = wire_field_next(&scan, end, &f)) > 0) {
 		if (f.tag == WIRE_TAG_GIT_UPDATE && ++nu > WIRE_GIT_MAX_UPDATES)
 			return -E2BIG;
 		if (f.tag == WIRE_TAG_GIT_WANT && ++nw > WIRE_GIT_MAX_WANTS)
@@ -336,10 +295,10 @@ int wire_git_decode_request(const uint8_t *buf, size_t len, size_t max_frame,
 		goto fail;
 	}
 
-	while ((r = next_field(&p, end, &f)) > 0) {
+	while ((r = wire_field_next(&p, end, &f)) > 0) {
 		switch (f.tag) {
 		case WIRE_TAG_GIT_TOKEN:
-			r = set_string(&f, WIRE_MAX_TOKEN, &req.token);
+			r = wire_field_set_once(&f, WIRE_MAX_TOKEN, &req.token);
 			break;
 		case WIRE_TAG_GIT_OP:
 			if (seen_op || f.len != 4 || be32_get(f.v) >= WIRE_GIT_OP_MAX) {
@@ -350,10 +309,10 @@ int wire_git_decode_request(const uint8_t *buf, size_t len, size_t max_frame,
 			req.op = (enum wire_git_op)be32_get(f.v);
 			break;
 		case WIRE_TAG_GIT_URL:
-			r = set_string(&f, WIRE_GIT_MAX_URL, &req.url);
+			r = wire_field_set_once(&f, WIRE_GIT_MAX_URL, &req.url);
 			break;
 		case WIRE_TAG_GIT_REASON:
-			r = set_string(&f, WIRE_MAX_REASON, &req.reason);
+			r = wire_field_set_once(&f, WIRE_MAX_REASON, &req.reason);
 			break;
 		case WIRE_TAG_GIT_UPDATE:
 			r = set_update(&f, &req.updates[req.n_updates]);
