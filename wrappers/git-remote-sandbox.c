@@ -33,6 +33,7 @@
 #include "gitrelay.h"
 #include "macros.h"
 #include "wire.h"
+#include "client.h"
 #include "wire_git.h"
 
 #define RS_DEFAULT_SOCKET "/run/code-sandbox/execd.sock"
@@ -179,14 +180,7 @@ static int relay_send(struct wire_git_request *req, const int fds[WIRE_GIT_FDS])
 	static uint8_t frame[WIRE_MAX_FRAME];
 	char token[WIRE_MAX_TOKEN + 2];
 	const char *sock_path = env_or("SANDBOX_EXECD_SOCKET", RS_DEFAULT_SOCKET);
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	union {
-		struct cmsghdr h;
-		char b[CMSG_SPACE(sizeof(int) * WIRE_GIT_FDS)];
-	} ctl;
-	struct iovec iov;
-	struct msghdr mh = { 0 };
-	size_t len, off = 0;
+	size_t len;
 	int sock, r;
 
 	read_token(token, sizeof(token));
@@ -200,41 +194,12 @@ static int relay_send(struct wire_git_request *req, const int fds[WIRE_GIT_FDS])
 	req->token = NULL;
 	if (r < 0)
 		die(EXIT_WRAP_USAGE, "cannot encode the request for sandbox-execd: %s", strerror(-r));
-	if (strlen(sock_path) >= sizeof(sa.sun_path))
+	sock = client_send(sock_path, frame, len, fds, WIRE_GIT_FDS);
+	if (sock == -ENAMETOOLONG)
 		die(EXIT_WRAP_USAGE, "socket path '%s' is too long", sock_path);
-	memcpy(sa.sun_path, sock_path, strlen(sock_path) + 1);
-	sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (sock < 0 || connect(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+	if (sock < 0)
 		die(EXIT_WRAP_UNREACHABLE, "cannot reach sandbox-execd at '%s': %s", sock_path,
-		    strerror(errno));
-	iov = (struct iovec){ .iov_base = frame, .iov_len = len };
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = ctl.b;
-	mh.msg_controllen = sizeof(ctl.b);
-	memset(ctl.b, 0, sizeof(ctl.b));
-	{
-		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * WIRE_GIT_FDS);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * WIRE_GIT_FDS);
-	}
-	while (off < len) {
-		ssize_t k = off == 0 ? sendmsg(sock, &mh, MSG_NOSIGNAL)
-				     : send(sock, frame + off, len - off, MSG_NOSIGNAL);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			if (errno == EPIPE || errno == ECONNRESET)
-				break; /* answered early (busy); the reply is readable */
-			die(EXIT_WRAP_UNREACHABLE, "lost the connection to sandbox-execd: %s",
-			    strerror(errno));
-		}
-		off += (size_t)k;
-	}
+		    strerror(-sock));
 	return sock;
 }
 

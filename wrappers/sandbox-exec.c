@@ -31,6 +31,7 @@
 #include "exitcodes.h"
 #include "toolfiles.h"
 #include "macros.h"
+#include "client.h"
 #include "wire.h"
 
 #define SE_DEFAULT_SOCKET "/run/code-sandbox/execd.sock"
@@ -268,13 +269,6 @@ int main(int argc, char **argv)
 	char token[WIRE_MAX_TOKEN + 2], cwd[PATH_MAX];
 	const char *base, *sock_path, *token_path;
 	struct wire_request req = { 0 };
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	union {
-		struct cmsghdr h;
-		char b[CMSG_SPACE(sizeof(int) * WIRE_REQUEST_FDS)];
-	} ctl;
-	struct iovec iov;
-	struct msghdr mh = { 0 };
 	struct wire_header h;
 	struct wire_reply rep;
 	int fds[WIRE_REQUEST_FDS] = { 0, 1, 2 };
@@ -349,52 +343,13 @@ int main(int argc, char **argv)
 				die(EXIT_WRAP_USAGE, "cannot open /dev/null");
 		}
 
-	if (strlen(sock_path) >= sizeof(sa.sun_path))
+	sock = client_send(sock_path, frame, len, fds, WIRE_REQUEST_FDS);
+	if (sock == -ENAMETOOLONG)
 		die(EXIT_WRAP_USAGE, "socket path '%s' is too long", sock_path);
-	memcpy(sa.sun_path, sock_path, strlen(sock_path) + 1);
-	sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (sock < 0)
-		die(EXIT_WRAP_UNREACHABLE, "cannot create a socket: %s", strerror(errno));
-	if (connect(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		die(EXIT_WRAP_UNREACHABLE, "cannot reach sandbox-execd at '%s': %s (is it running on "
 					   "the host?)",
-		    sock_path, strerror(errno));
-
-	iov = (struct iovec){ .iov_base = frame, .iov_len = len };
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = ctl.b;
-	mh.msg_controllen = sizeof(ctl.b);
-	memset(ctl.b, 0, sizeof(ctl.b));
-	{
-		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(fds));
-		memcpy(CMSG_DATA(c), fds, sizeof(fds));
-	}
-	/* The fds go with the first chunk; the rest follows with send(). */
-	{
-		size_t off = 0;
-
-		while (off < len) {
-			ssize_t k = off == 0 ? sendmsg(sock, &mh, MSG_NOSIGNAL)
-					     : send(sock, frame + off, len - off, MSG_NOSIGNAL);
-
-			if (k < 0) {
-				if (errno == EINTR)
-					continue;
-				/* The daemon may have answered (busy) and closed
-				 * before reading: its reply is still readable. */
-				if (errno == EPIPE || errno == ECONNRESET)
-					break;
-				die(EXIT_WRAP_UNREACHABLE, "lost the connection to sandbox-execd: %s",
-				    strerror(errno));
-			}
-			off += (size_t)k;
-		}
-	}
+		    sock_path, strerror(-sock));
 	for (int i = 0; i < WIRE_REQUEST_FDS; i++)
 		if (fds[i] != i)
 			safe_close(fds[i]);
