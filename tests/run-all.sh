@@ -101,6 +101,8 @@ else
 	status=1
 fi
 container_test e2e-agent tests/e2e-agent.sh
+# Rootless podman for real: a test user runs the launcher on its own workspace.
+container_test container-rootless tests/container-rootless.sh
 
 # The Kubernetes Pod and Job of code-sandbox kube under podman kube play.
 container_test kube-play tests/kube/kube-play.sh
