@@ -24,6 +24,7 @@ info) [ "\${FAKE_$(echo $e | tr '[:lower:]' '[:upper:]')_INFO:-ok}" = ok ] || ex
 	[ -z "\${FAKE_SECOPTS:-}" ] || printf '%s\n' "\$FAKE_SECOPTS" ;;
 --version) [ -z "\${FAKE_VERSION:-}" ] || printf '%s\n' "\$FAKE_VERSION" ;;
 image) [ -z "\${FAKE_LABEL:-}" ] || printf '%s\n' "\$FAKE_LABEL" ;;
+build) printf '%s\n' "$e-env DOCKER_BUILDKIT=\${DOCKER_BUILDKIT:-}" >>"$T/calls" ;;
 run) exit "\${FAKE_EXIT:-0}" ;;
 ps) [ -z "\${FAKE_PS:-}" ] || printf '%s\n' "\$FAKE_PS" ;;
 container) [ -z "\${FAKE_ENV:-}" ] || printf '%s\n' "\$FAKE_ENV" ;;
@@ -390,6 +391,27 @@ out=$(cs "$T/proj" FAKE_VERSION="podman version 4.3.1" -- --dry-run -- true)
 check "engine choice: a docker that is podman-docker's shim counts as podman" "$(head -n 1 <<<"$out")" = podman
 out=$(cs "$T/proj" FAKE_VERSION="Docker version 28.2.2, build e6534b4" -- --dry-run -- true)
 check "engine choice: a real docker client whose daemon answers is docker" "$(head -n 1 <<<"$out")" = docker
+
+# code-sandbox build: each engine's own flags.
+: >"$T/calls"
+cs "$T/proj" CONTAINER_ENGINE=podman -- build >/dev/null 2>&1
+b=$(grep '^podman build ' "$T/calls" || true)
+check "podman build: --pull=never, the host's network, no opencode" \
+	"$(grep -c -- '--pull=never .*--network=host' <<<"$b"):$(grep -c 'WITH_OPENCODE' <<<"$b")" = 1:0
+: >"$T/calls"
+cs "$T/proj" CONTAINER_ENGINE=podman -- build --with-opencode >/dev/null 2>&1
+check "build --with-opencode: --build-arg WITH_OPENCODE=1" "$(grep -c '^podman build .*--build-arg WITH_OPENCODE=1' "$T/calls")" = 1
+: >"$T/calls"
+cs "$T/proj" CONTAINER_ENGINE=podman WITH_OPENCODE=1 OPENCODE_VERSION=1.2.3 -- build >/dev/null 2>&1
+check "WITH_OPENCODE=1 and OPENCODE_VERSION: both build args" \
+	"$(grep -c '^podman build .*--build-arg WITH_OPENCODE=1 .*--build-arg OPENCODE_VERSION=1.2.3' "$T/calls")" = 1
+: >"$T/calls"
+cs "$T/proj" CONTAINER_ENGINE=docker -- build >/dev/null 2>&1
+b=$(grep '^docker build ' "$T/calls" || true)
+check "docker build: --pull=false (Docker's --pull is a boolean), not podman's --pull=never" \
+	"$(grep -c -- '--pull=false' <<<"$b"):$(grep -c -- '--pull=never' <<<"$b")" = 1:0
+check "docker build: its own network (no --network=host), BuildKit selected" \
+	"$(grep -c -- '--network' <<<"$b"):$(grep -cx 'docker-env DOCKER_BUILDKIT=1' "$T/calls")" = 0:1
 
 # opencode is opt-in (Dockerfile): on an image without it, exit 127 with the fix, no container.
 : >"$T/calls"
