@@ -62,9 +62,9 @@ RUN set -eu; \
     done | cut -d: -f1 | sort -u | tr '\n' ' '; echo
 
 # ---------------------------------------------------------------------------
-# node: npm, for the agents' packages only (both ship standalone binaries,
+# npm-base: npm, for the agents' packages only (both ship standalone binaries,
 # so the runtime stage needs no node).
-FROM debian:bookworm-slim AS node
+FROM debian:bookworm-slim AS npm-base
 RUN --mount=type=secret,id=hostca,required=false \
     set -eu; \
     if [ -s /run/secrets/hostca ]; then \
@@ -85,7 +85,7 @@ RUN set -eu; \
 
 # claude: the pinned Claude Code, after the node layer (another version
 # reuses it).
-FROM node AS claude
+FROM npm-base AS claude
 ARG CLAUDE_CODE_VERSION=2.1.332
 RUN --mount=type=secret,id=hostca,required=false --mount=type=secret,id=npmrc,required=false \
     set -eu; \
@@ -102,7 +102,7 @@ RUN --mount=type=secret,id=hostca,required=false --mount=type=secret,id=npmrc,re
 
 # opencode: only with WITH_OPENCODE=1 (otherwise /agents stays empty and
 # the runtime's last layer adds nothing).
-FROM node AS opencode
+FROM npm-base AS opencode
 ARG WITH_OPENCODE=0
 ARG OPENCODE_VERSION=1.18.33
 RUN --mount=type=secret,id=hostca,required=false --mount=type=secret,id=npmrc,required=false \
