@@ -195,6 +195,16 @@ else
 	diag "$(tail -n 5 "$T/term.err")"
 fi
 
+# --- doctor as the user: the rootless mapping and one hardened start ---------
+st=0
+(cd "$WS" && as_user CODE_SANDBOX_IMAGE="$CS_IMAGE" CODE_SANDBOX_DNS=198.51.100.53 "$T/bin/code-sandbox" doctor) \
+	>"$T/doctor.out" 2>&1 </dev/null || st=$?
+check "doctor as the user: the rootless mapping is reported" \
+	-n "$(grep '^ok    rootless podman: your UID and GID mapped' "$T/doctor.out" || true)"
+check "doctor as the user: the hardened start succeeds rootless" \
+	-n "$(grep '^ok    hardened start' "$T/doctor.out" || true)"
+[ -n "$(grep '^ok    hardened start' "$T/doctor.out" || true)" ] || diag "$(grep -E '^(FAIL|  )' "$T/doctor.out")"
+
 # --- control: the same launch without the mapping ----------------------------
 # The engine's default rootless mapping: the user is the container's root,
 # the agent's UID a subordinate one, so it cannot write the user's 0755

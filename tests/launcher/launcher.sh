@@ -386,6 +386,11 @@ out=$(cs "$T/proj" CONTAINER_ENGINE=docker FAKE_SECOPTS="name=seccomp,profile=bu
 check "  and no podman-only arguments for Docker" -z "$(rootless_args)"
 err=$(cs "$T/proj" CONTAINER_ENGINE=docker FAKE_SECOPTS="name=seccomp,profile=builtin name=cgroupns " -- --dry-run -- true 2>&1 >/dev/null)
 check "rootful Docker: no warning" -z "$(grep 'rootless' <<<"$err" || true)"
+st=0
+out=$(cs "$T/proj" CONTAINER_ENGINE=docker FAKE_SECOPTS="name=seccomp,profile=builtin name=rootless " -- doctor 2>/dev/null) || st=$?
+check "doctor: rootless Docker is a problem with its fix ($st)" "$st:$(grep -c '^FAIL  rootless Docker' <<<"$out"):$(grep -c 'fix: use rootless podman' <<<"$out")" = 1:1:1
+out=$(cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_ROOTLESS=1 -- doctor 2>/dev/null) || true
+ok "doctor: rootless podman is fine (keep-id)" grep -q '^ok    rootless podman: your UID and GID mapped' <<<"$out"
 # podman-docker's `docker` is podman (its info answers with no Docker daemon).
 out=$(cs "$T/proj" FAKE_VERSION="podman version 4.3.1" -- --dry-run -- true)
 check "engine choice: a docker that is podman-docker's shim counts as podman" "$(head -n 1 <<<"$out")" = podman
