@@ -72,8 +72,8 @@ RUN --mount=type=secret,id=hostca,required=false \
     apt-get update --error-on=any -q; \
     apt-get install -y -q --no-install-recommends nodejs npm ca-certificates; \
     rm -f /etc/apt/apt.conf.d/99hostca; rm -rf /var/lib/apt/lists/*
-# standalone-binary PACKAGE-DIR CANDIDATE...: the first candidate that is an
-# ELF file (the npm packages ship a launcher script plus the platform's
+# standalone-binary CANDIDATE...: prints the first candidate that is an ELF
+# file (the npm packages ship a launcher script plus the platform's
 # binary in an optional dependency).
 RUN set -eu; \
     printf '%s\n' '#!/bin/sh' \
@@ -83,8 +83,8 @@ RUN set -eu; \
         'echo "no standalone binary among: $*" >&2; exit 1' > /usr/local/bin/standalone-binary; \
     chmod 0755 /usr/local/bin/standalone-binary
 
-# claude: the pinned Claude Code, after the node layer (another version
-# reuses it).
+# claude: the pinned Claude Code, after npm-base's layers (another version
+# reuses them).
 FROM npm-base AS claude
 ARG CLAUDE_CODE_VERSION=2.1.332
 RUN --mount=type=secret,id=hostca,required=false --mount=type=secret,id=npmrc,required=false \
@@ -215,7 +215,8 @@ CMD ["claude"]
 
 # ===========================================================================
 # opencode, opt-in and last (WITH_OPENCODE=1, `code-sandbox build
-# --with-opencode`): the default image is a cached prefix of this one. The
+# --with-opencode`): every layer of the default image but its last (this
+# COPY of an empty directory there) is this image's too, from the cache. The
 # binary is root's, mode 0755 (the opencode stage installs it so), like
 # everything the hardening step above checked; test-sandbox.sh checks both
 # variants' files from inside. The label tells the launcher whether the
