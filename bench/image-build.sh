@@ -56,7 +56,7 @@ fi
 warm=$(secs "$img" "$cs" build)
 echo "warm build of the default image (all layers cached): ${warm} s"
 ocb=$(secs "$oc" "$cs" build --with-opencode)
-echo "opencode variant (the default's cache plus one layer): ${ocb} s"
+echo "opencode variant after the default (its layers cached; the first build ever also downloads opencode's npm package): ${ocb} s"
 
 mb() { "$eng" image inspect --format '{{.Size}}' "$1" | awk '{ printf "%d", $1 / 1e6 }'; }
 ratio() { awk -v a="$1" -v t="$target_mb" 'BEGIN { printf "%.2f", a / t }'; }
