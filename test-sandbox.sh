@@ -243,11 +243,15 @@ fi
 # --- a second start: settings restored, profile chosen at launch ----------
 st=0
 cs_launch "$CS_T/perm.out" "$CS_T/perm.err" CODE_SANDBOX_PROFILE=permissive -- \
-	-- sh -c 'sha256sum /etc/claude-code/managed-settings.json ~/.claude/settings.json; stat -c %u:%g:%a ~/.claude/settings.json' || st=$?
+	-- sh -c 'sha256sum /etc/claude-code/managed-settings.json ~/.claude/settings.json; stat -c %u:%g:%a ~/.claude/settings.json
+		cp /bin/true /tmp/cs-exec && /tmp/cs-exec && echo tmp_exec=ok; grep " /tmp " /proc/mounts' || st=$?
 perm_sha=$(sha256sum "$SRC/settings-profiles/permissive.json" | cut -d' ' -f1)
 check "CODE_SANDBOX_PROFILE=permissive installs the permissive profile, no rebuild" \
 	"$(awk 'NR == 1 {print $1}' "$CS_T/perm.out")" = "$perm_sha"
 check "the next start restores the user mirror (the profile's bytes, root 0444)" \
 	"$(awk 'NR == 2 {print $1}' "$CS_T/perm.out"):$(sed -n 3p "$CS_T/perm.out")" = "$perm_sha:0:0:444"
+# The same on Docker, whose --tmpfs adds noexec unless told exec.
+check "/tmp: tmpfs, nosuid, nodev, programs run from it ($(sed -n 5p "$CS_T/perm.out" | cut -d' ' -f4))" \
+	"$(sed -n 4p "$CS_T/perm.out"):$(sed -n 5p "$CS_T/perm.out" | cut -d' ' -f3,4 | grep -c 'tmpfs .*nosuid,nodev' | tr -d '\n'):$(sed -n 5p "$CS_T/perm.out" | grep -c noexec | tr -d '\n')" = tmp_exec=ok:1:0
 
 summary
