@@ -55,6 +55,22 @@
 #define RELAY_MAX_ROOT (PATH_MAX - 512)              /* cache directory path */
 #define RELAY_MAX_CACHE_PATH (RELAY_MAX_ROOT + 64)   /* ROOT/NAME.git */
 
+/* The remote's refs as the last ls-remote saw them (list for-push), kept
+ * in the cache directory: the push decides old/ff/default from them. */
+#define RELAY_REMOTE_REFS "relay-remote-refs"
+/* list for-push answers from the saved view when it is this recent: the
+ * push itself is safe against a remote that moved meanwhile (the remote
+ * refuses non-fast-forwards, forced updates carry a lease on the old
+ * value), so a second round trip before every push buys nothing. */
+#define RELAY_LIST_TTL_S 30
+#define RELAY_HEAD_MARK "relay-head-known"
+/* Written by a clone that created the cache: the name of the one pack it
+ * left ("pack-HEX"). While that pack is still the cache's only store of
+ * objects, every object in it came from the remote (nothing pushed or
+ * repacked since), and it can go whole to a container that has nothing. */
+#define RELAY_FRESH_MARK "relay-fresh-pack"
+#define RELAY_PACK_NAME (5 + WIRE_GIT_OID_MAX) /* "pack-" HEX */
+
 struct relay_cfg {
 	char *key, *value;
 };
@@ -120,6 +136,8 @@ struct op {
 	struct authz_git_update *ups;
 	char (*olds)[WIRE_GIT_OID_MAX + 1];
 	bool audited;
+	bool cloned;            /* this op created the cache by cloning the remote */
+	const char *global_cfg; /* "GIT_CONFIG_GLOBAL=FILE" for host git, or NULL */
 };
 
 struct buf {
@@ -219,7 +237,10 @@ static int run_git(struct op *o, const char *const *args, int in_fd, int out_fd,
 		return -E2BIG;
 	argv[a] = NULL;
 	for (size_t i = 0; i < o->rl->n_env; i++)
-		env[n++] = o->rl->env[i];
+		if (!o->global_cfg || strncmp(o->rl->env[i], "GIT_CONFIG_GLOBAL=", 18) != 0)
+			env[n++] = o->rl->env[i];
+	if (o->global_cfg)
+		env[n++] = o->global_cfg;
 	if (o->git_dir_env[0])
 		env[n++] = o->git_dir_env;
 	env[n] = NULL;
@@ -370,20 +391,24 @@ static int cache_name(const char *url, char out[RELAY_CACHE_NAME + 1])
 /* Creates the cache repository at o->cache: a bare repository without
  * templates (no sample hooks, no info/ files), configured only by us, then
  * moved into place, so a half-made cache is never used. */
-static int cache_create(struct op *o, const char *name)
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
-	char tmp[PATH_MAX], cfg[PATH_MAX + 8];
+	(void)st;
+	(void)ftw;
+	/* ENOENT: already gone; anything else leaves the rest for next time. */
+	if (flag == FTW_DP)
+		(void)rmdir(path);
+	else
+		(void)unlink(path);
+	return 0;
+}
+
+/* Writes the cache's configuration into the file cfg (created when
+ * missing): the fixed keys, then the user's transport settings. */
+static int cache_config(struct op *o, const char *cfg)
+{
 	int r;
 
-	(void)snprintf(tmp, sizeof(tmp), "%s/.new-%s-%d", o->rl->root, name, (int)gettid());
-	{
-		const char *const args[] = { "init", "-q", "--bare", "--template=", "--", tmp, NULL };
-
-		r = run_git(o, args, -1, -1, o->err_fd, NULL);
-	}
-	if (r != 0)
-		return r < 0 ? r : -EIO;
-	(void)snprintf(cfg, sizeof(cfg), "%s/config", tmp);
 	for (size_t i = 0; i < ELEMENTSOF(fixed_cfg); i++) {
 		const char *const args[] = { "config", "--file", cfg, "--", fixed_cfg[i][0],
 					     fixed_cfg[i][1], NULL };
@@ -400,20 +425,152 @@ static int cache_create(struct op *o, const char *name)
 		if (r != 0)
 			return r < 0 ? r : -EIO;
 	}
-	if (rename(tmp, o->cache) < 0)
-		return -errno;
 	return 0;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+/* Appends the file at from to the file at to (both ours, in the cache
+ * directory). */
+static int append_file(const char *from, const char *to)
 {
-	(void)st;
-	(void)ftw;
-	/* ENOENT: already gone; anything else leaves the rest for next time. */
-	if (flag == FTW_DP)
-		(void)rmdir(path);
-	else
-		(void)unlink(path);
+	_cleanup_close_ int in = open(from, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	_cleanup_close_ int out = open(to, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+	char chunk[RELAY_IO_CHUNK];
+
+	if (in < 0 || out < 0)
+		return -errno;
+	for (;;) {
+		ssize_t k = read(in, chunk, sizeof(chunk));
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			return 0;
+		for (ssize_t off = 0; off < k;) {
+			ssize_t w = write(out, chunk + off, (size_t)(k - off));
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0)
+				return -errno;
+			off += w;
+		}
+	}
+}
+
+/* Which single pack a new cache holds: the name ("pack-HEX") of the only
+ * .pack in dir/objects/pack (with its .idx, and a .rev newer gits write),
+ * -ENOENT when there is none or anything else is there. */
+static int only_pack(int dir_fd, char name[RELAY_PACK_NAME + 1])
+{
+	_cleanup_close_ int fd = openat(dir_fd, "objects/pack", O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+								     O_NOFOLLOW);
+	DIR *d;
+	struct dirent *e;
+	size_t packs = 0, others = 0;
+	char base[RELAY_PACK_NAME + 1] = "";
+
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d)
+		return -errno;
+	fd = -1;
+	while ((e = readdir(d))) {
+		const char *dot = strrchr(e->d_name, '.');
+		size_t bl = dot ? (size_t)(dot - e->d_name) : 0;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (!dot || strncmp(e->d_name, "pack-", 5) != 0 || bl > RELAY_PACK_NAME ||
+		    (base[0] && (strlen(base) != bl || strncmp(base, e->d_name, bl) != 0))) {
+			others++;
+			continue;
+		}
+		if (strcmp(dot, ".pack") == 0)
+			packs++;
+		else if (strcmp(dot, ".idx") != 0 && strcmp(dot, ".rev") != 0)
+			others++;
+		memcpy(base, e->d_name, bl);
+		base[bl] = '\0';
+	}
+	closedir(d);
+	if (packs != 1 || others != 0)
+		return -ENOENT;
+	memcpy(name, base, strlen(base) + 1);
+	return 0;
+}
+
+/* A new cache, under a temporary name renamed into place when complete.
+ * For a list (the start of a fetch or a clone) it is a bare clone of the
+ * remote: one round trip, no connectivity walk over a pack that clone
+ * knows to be self-contained, the remote's HEAD recorded, and the pack
+ * handed whole to containers that have nothing yet (RELAY_FRESH_MARK).
+ * Clone runs with the cache's own configuration as its only one (written
+ * first, appended to what clone wrote). Otherwise an empty repository. */
+static int cache_create(struct op *o, const char *name, bool by_clone)
+{
+	char tmp[PATH_MAX], cfg[PATH_MAX + 8], own[PATH_MAX + 16], env[PATH_MAX + 40];
+	int r;
+
+	(void)snprintf(tmp, sizeof(tmp), "%s/.new-%s-%d", o->rl->root, name, (int)gettid());
+	(void)snprintf(cfg, sizeof(cfg), "%s/config", tmp);
+	if (!by_clone) {
+		const char *const args[] = { "init", "-q", "--bare", "--template=", "--", tmp, NULL };
+
+		r = run_git(o, args, -1, -1, o->err_fd, NULL);
+		if (r != 0)
+			return r < 0 ? r : -EIO;
+		r = cache_config(o, cfg);
+	} else {
+		const char *const args[] = { "clone", "--bare", "--quiet", "--template=", "--",
+					     o->url.canonical, tmp, NULL };
+		char pack[RELAY_PACK_NAME + 1];
+		_cleanup_close_ int tmp_fd = -1;
+
+		(void)snprintf(own, sizeof(own), "%s.config", tmp);
+		(void)unlink(own);
+		r = cache_config(o, own);
+		if (r < 0)
+			return r;
+		(void)snprintf(env, sizeof(env), "GIT_CONFIG_GLOBAL=%s", own);
+		o->global_cfg = env;
+		r = run_git(o, args, -1, -1, o->err_fd, NULL);
+		o->global_cfg = NULL;
+		if (r == 0)
+			r = append_file(own, cfg);
+		else if (r > 0)
+			r = -EIO;
+		(void)unlink(own);
+		if (r >= 0) {
+			tmp_fd = open(tmp, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+			if (tmp_fd < 0)
+				r = -errno;
+		}
+		/* An empty remote leaves no pack: nothing to hand out. */
+		if (r >= 0 && only_pack(tmp_fd, pack) == 0) {
+			_cleanup_close_ int fd = openat(tmp_fd, RELAY_FRESH_MARK,
+							O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
+								O_NOFOLLOW,
+							0600);
+			size_t n = strlen(pack);
+
+			r = fd < 0 || write(fd, pack, n) != (ssize_t)n ? -EIO : 0;
+		}
+		if (r >= 0)
+			r = openat(tmp_fd, RELAY_HEAD_MARK, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+				   0600);
+		if (r >= 0)
+			r = close(r) < 0 ? -errno : 0;
+	}
+	if (r < 0) {
+		(void)nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		return r;
+	}
+	if (rename(tmp, o->cache) < 0)
+		return -errno;
+	o->cloned = by_clone;
 	return 0;
 }
 
@@ -586,7 +743,7 @@ static int cache_open(struct op *o)
 		o->cache_fd = openat(o->rl->root_fd, dir, O_PATH | O_DIRECTORY | O_CLOEXEC |
 								  O_NOFOLLOW);
 		if (o->cache_fd < 0 && errno == ENOENT) {
-			r = cache_create(o, name);
+			r = cache_create(o, name, o->req.op == WIRE_GIT_LIST);
 			if (r < 0)
 				return r;
 			o->cache_fd = openat(o->rl->root_fd, dir, O_PATH | O_DIRECTORY | O_CLOEXEC |
@@ -804,15 +961,6 @@ static void op_fail(struct op *o, int r, const char *what)
 
 /* ---- operations ---- */
 
-/* The remote's refs as the last ls-remote saw them (list for-push), kept
- * in the cache directory: the push decides old/ff/default from them. */
-#define RELAY_REMOTE_REFS "relay-remote-refs"
-/* list for-push answers from the saved view when it is this recent: the
- * push itself is safe against a remote that moved meanwhile (the remote
- * refuses non-fast-forwards, forced updates carry a lease on the old
- * value), so a second round trip before every push buys nothing. */
-#define RELAY_LIST_TTL_S 30
-#define RELAY_HEAD_MARK "relay-head-known"
 
 static int save_file(struct op *o, const char *name, const char *text, size_t len)
 {
@@ -955,11 +1103,14 @@ static void do_list(struct op *o)
 	if (o->req.op == WIRE_GIT_LIST) {
 		char mark[PATH_MAX];
 
-		r = cache_sync(o);
+		/* A cache this list just cloned is the remote as of now. */
+		r = o->cloned ? 0 : cache_sync(o);
 		if (r < 0) {
 			op_fail(o, r, "fetching into the cache");
 			return;
 		}
+		if (o->cloned)
+			save_remote_view(o);
 		(void)snprintf(mark, sizeof(mark), "%s/" RELAY_HEAD_MARK, o->cache);
 		if (access(mark, F_OK) < 0) {
 			const char *const args[] = { "ls-remote", "--symref", "--", o->url.canonical,
@@ -1072,6 +1223,91 @@ static int tmp_file(struct op *o, char *path, size_t len, const char *what)
 	return fd < 0 ? -errno : fd;
 }
 
+/* True when objects/ holds nothing but pack/ and an empty info/: no loose
+ * object, no alternates. */
+static bool only_packed(int cache_fd)
+{
+	_cleanup_close_ int fd = openat(cache_fd, "objects", O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+								 O_NOFOLLOW);
+	DIR *d;
+	struct dirent *e;
+	bool ok = true;
+
+	if (fd < 0)
+		return false;
+	d = fdopendir(fd);
+	if (!d)
+		return false;
+	fd = -1;
+	while (ok && (e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+		    strcmp(e->d_name, "pack") == 0)
+			continue;
+		if (strcmp(e->d_name, "info") == 0) {
+			_cleanup_close_ int ifd = openat(dirfd(d), "info", O_RDONLY | O_DIRECTORY |
+										  O_CLOEXEC | O_NOFOLLOW);
+			DIR *id = ifd < 0 ? NULL : fdopendir(ifd);
+			struct dirent *ie;
+
+			if (!id) {
+				ok = false;
+				continue;
+			}
+			ifd = -1;
+			while ((ie = readdir(id)))
+				if (strcmp(ie->d_name, ".") != 0 && strcmp(ie->d_name, "..") != 0)
+					ok = false;
+			closedir(id);
+			continue;
+		}
+		ok = false;
+	}
+	closedir(d);
+	return ok;
+}
+
+/* Sends the cache's one pack and its index (lib/gitrelay.h, "the objects
+ * of a fetch") when the cache is still exactly what its clone left
+ * (RELAY_FRESH_MARK names its only pack, no loose objects). -ENOENT when
+ * it is not. */
+static int send_fresh_pack(struct op *o)
+{
+	char mark[RELAY_PACK_NAME + 2], pack[RELAY_PACK_NAME + 1], path[RELAY_PACK_NAME + 32];
+	char hdr[GITRELAY_PACK_HDR_MAX + 1];
+	_cleanup_close_ int mfd = openat(o->cache_fd, RELAY_FRESH_MARK, O_RDONLY | O_CLOEXEC |
+									   O_NOFOLLOW);
+	_cleanup_close_ int pfd = -1, ifd = -1;
+	struct stat ps, is;
+	ssize_t n;
+	int r;
+
+	if (mfd < 0)
+		return -ENOENT;
+	n = read(mfd, mark, sizeof(mark) - 1);
+	if (n <= 0 || (size_t)n > RELAY_PACK_NAME)
+		return -ENOENT;
+	mark[n] = '\0';
+	if (only_pack(o->cache_fd, pack) < 0 || strcmp(pack, mark) != 0 || !only_packed(o->cache_fd))
+		return -ENOENT;
+	(void)snprintf(path, sizeof(path), "objects/pack/%s.pack", pack);
+	pfd = openat(o->cache_fd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	(void)snprintf(path, sizeof(path), "objects/pack/%s.idx", pack);
+	ifd = openat(o->cache_fd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (pfd < 0 || ifd < 0 || fstat(pfd, &ps) < 0 || fstat(ifd, &is) < 0)
+		return -errno;
+	if (!S_ISREG(ps.st_mode) || !S_ISREG(is.st_mode))
+		return -ENOENT;
+	r = gitrelay_pack_header(hdr, sizeof(hdr), (uint64_t)ps.st_size, (uint64_t)is.st_size);
+	if (r < 0)
+		return r == -EINVAL ? -ENOENT : r;
+	r = write_all(o, o->out_fd, hdr, (size_t)r);
+	if (r >= 0)
+		r = send_file(o, pfd);
+	if (r >= 0)
+		r = send_file(o, ifd);
+	return r;
+}
+
 static void do_fetch(struct op *o)
 {
 	_cleanup_free_ bool *have_w = calloc(o->req.n_wants + 1, sizeof(bool));
@@ -1110,6 +1346,23 @@ static void do_fetch(struct op *o)
 	if (r < 0) {
 		op_fail(o, r, "looking up objects in the cache");
 		return;
+	}
+	{
+		bool any = false;
+
+		for (size_t i = 0; i < o->req.n_haves; i++)
+			any |= have_h[i];
+		/* The container has nothing of ours (a clone): the pack as the
+		 * remote sent it, when the cache still is just that. */
+		r = any ? -ENOENT : send_fresh_pack(o);
+		if (r == 0) {
+			op_finish(o, 0, "exited");
+			return;
+		}
+		if (r != -ENOENT) {
+			op_fail(o, r, "sending the objects");
+			return;
+		}
 	}
 	/* A bundle carries refs: name each wanted object with a temporary
 	 * ref, removed below. */

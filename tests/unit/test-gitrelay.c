@@ -484,3 +484,85 @@ TEST(push_status)
 	EXPECT_STREQ(why, "pre-receive hook? declined");
 	EXPECT_EQ(gitrelay_push_status(out, sizeof(out) - 1, "refs/heads/q", &ok, why, sizeof(why)), 0);
 }
+
+TEST(pack_header)
+{
+	char h[GITRELAY_PACK_HDR_MAX + 8];
+	uint64_t p = 0, x = 0;
+	size_t hl = 0;
+	int k = gitrelay_pack_header(h, sizeof(h), 2396417, 841072);
+
+	EXPECT_EQ(k, (int)strlen(GITRELAY_PACK_MAGIC "2396417 841072\n"));
+	EXPECT_EQ(gitrelay_parse_pack_header(h, (size_t)k, &p, &x, &hl), 1);
+	EXPECT_EQ(p, 2396417);
+	EXPECT_EQ(x, 841072);
+	EXPECT_EQ(hl, (size_t)k);
+	/* the largest sizes fit the header bound */
+	k = gitrelay_pack_header(h, sizeof(h), GITRELAY_MAX_PACK, GITRELAY_MAX_PACK);
+	EXPECT_TRUE(k > 0 && k <= GITRELAY_PACK_HDR_MAX);
+	EXPECT_EQ(gitrelay_parse_pack_header(h, (size_t)k, &p, &x, &hl), 1);
+	EXPECT_ERR(gitrelay_pack_header(h, sizeof(h), GITRELAY_MAX_PACK + 1, 1), EINVAL);
+	EXPECT_ERR(gitrelay_pack_header(h, sizeof(h), 0, 1), EINVAL);
+	EXPECT_ERR(gitrelay_pack_header(h, 10, 1, 1), ENOBUFS);
+	/* a bundle is not a relay pack */
+	EXPECT_EQ(gitrelay_parse_pack_header("# v2 git bundle\n", 16, &p, &x, &hl), 0);
+	EXPECT_EQ(gitrelay_parse_pack_header("", 0, &p, &x, &hl), 0);
+	{
+		static const char *const bad[] = {
+			GITRELAY_PACK_MAGIC "1 2",         /* no newline */
+			GITRELAY_PACK_MAGIC "01 2\n",      /* leading zero */
+			GITRELAY_PACK_MAGIC "0 2\n",       /* empty pack */
+			GITRELAY_PACK_MAGIC "1  2\n",      /* two spaces */
+			GITRELAY_PACK_MAGIC "-1 2\n",      /* sign */
+			GITRELAY_PACK_MAGIC "1 2 3\n",     /* a third field */
+			GITRELAY_PACK_MAGIC "1\n",         /* one field */
+			GITRELAY_PACK_MAGIC "8589934593 1\n", /* over GITRELAY_MAX_PACK */
+			GITRELAY_PACK_MAGIC "99999999999999999999999 1\n",
+			GITRELAY_PACK_MAGIC "1 2\r\n",
+		};
+
+		for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+			EXPECT_ERR(gitrelay_parse_pack_header(bad[i], strlen(bad[i]), &p, &x, &hl),
+				   EBADMSG);
+	}
+}
+
+TEST(pack_name)
+{
+	uint8_t ph[GITRELAY_PACK_HEAD] = { 'P', 'A', 'C', 'K', 0, 0, 0, 2, 0, 0, 0, 3 };
+	uint8_t ih[GITRELAY_IDX_HEAD] = { 0xff, 't', 'O', 'c', 0, 0, 0, 2 };
+	uint8_t sum[32], it[64];
+	char name[65];
+	const uint64_t idx_min = GITRELAY_IDX_HEAD + 1024 + 40;
+
+	for (size_t i = 0; i < sizeof(sum); i++)
+		sum[i] = (uint8_t)(0xa0 + i);
+	memcpy(it, sum, 20);
+	memset(it + 20, 0x55, 20);
+	ASSERT_OK(gitrelay_pack_name(ph, sum, 32, ih, it, idx_min, 20, name));
+	EXPECT_STREQ(name, "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3");
+	ph[7] = 3; /* version 3 packs exist */
+	ASSERT_OK(gitrelay_pack_name(ph, sum, 32, ih, it, idx_min, 20, name));
+	ph[7] = 4;
+	EXPECT_ERR(gitrelay_pack_name(ph, sum, 32, ih, it, idx_min, 20, name), EBADMSG);
+	ph[7] = 2;
+	/* too small for what they claim to be */
+	EXPECT_ERR(gitrelay_pack_name(ph, sum, 31, ih, it, idx_min, 20, name), EBADMSG);
+	EXPECT_ERR(gitrelay_pack_name(ph, sum, 32, ih, it, idx_min - 1, 20, name), EBADMSG);
+	/* the index names another pack */
+	it[3] ^= 1;
+	EXPECT_ERR(gitrelay_pack_name(ph, sum, 32, ih, it, idx_min, 20, name), EBADMSG);
+	it[3] ^= 1;
+	/* index version 1 or garbage, a pack that is not one */
+	ih[7] = 1;
+	EXPECT_ERR(gitrelay_pack_name(ph, sum, 32, ih, it, idx_min, 20, name), EBADMSG);
+	ih[7] = 2;
+	ph[0] = 'p';
+	EXPECT_ERR(gitrelay_pack_name(ph, sum, 32, ih, it, idx_min, 20, name), EBADMSG);
+	ph[0] = 'P';
+	EXPECT_ERR(gitrelay_pack_name(ph, sum, 32, ih, it, idx_min, 21, name), EBADMSG);
+	/* SHA-256 */
+	memcpy(it, sum, 32);
+	ASSERT_OK(gitrelay_pack_name(ph, sum, 44, ih, it, idx_min + 24, 32, name));
+	EXPECT_EQ(strlen(name), 64);
+}
