@@ -502,6 +502,25 @@ static int only_pack(int dir_fd, char name[RELAY_PACK_NAME + 1])
 	return 0;
 }
 
+/* Passes what the cache's clone said (in the file at fd) to the agent's
+ * terminal, except clone's "You appear to have cloned an empty repository":
+ * that is the agent's own git's to say, about its own clone or fetch. */
+static void forward_clone_err(struct op *o, int fd)
+{
+	static const char empty[] = "warning: You appear to have cloned an empty repository.";
+	char buf[RELAY_IO_CHUNK];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	for (char *l = buf, *nl; *l; l = nl ? nl + 1 : l + strlen(l)) {
+		nl = strchr(l, '\n');
+		if (strncmp(l, empty, sizeof(empty) - 1) != 0)
+			(void)write_all(o, o->err_fd, l, nl ? (size_t)(nl + 1 - l) : strlen(l));
+	}
+}
+
 /* A new cache, under a temporary name renamed into place when complete.
  * For a list (the start of a fetch or a clone) it is a bare clone of the
  * remote: one round trip, no connectivity walk over a pack that clone
@@ -527,7 +546,7 @@ static int cache_create(struct op *o, const char *name, bool by_clone)
 		const char *const args[] = { "clone", "--bare", "--quiet", "--template=", "--",
 					     o->url.canonical, tmp, NULL };
 		char pack[RELAY_PACK_NAME + 1];
-		_cleanup_close_ int tmp_fd = -1;
+		_cleanup_close_ int tmp_fd = -1, efd = -1;
 
 		(void)snprintf(own, sizeof(own), "%s.config", tmp);
 		(void)unlink(own);
@@ -536,8 +555,11 @@ static int cache_create(struct op *o, const char *name, bool by_clone)
 			return r;
 		(void)snprintf(env, sizeof(env), "GIT_CONFIG_GLOBAL=%s", own);
 		o->global_cfg = env;
-		r = run_git(o, args, -1, -1, o->err_fd, NULL);
+		efd = memfd_create("gitrelay-clone-err", MFD_CLOEXEC);
+		r = efd < 0 ? -errno : run_git(o, args, -1, -1, efd, NULL);
 		o->global_cfg = NULL;
+		if (efd >= 0)
+			forward_clone_err(o, efd);
 		if (r == 0)
 			r = append_file(own, cfg);
 		else if (r > 0)

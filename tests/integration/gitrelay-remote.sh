@@ -130,6 +130,48 @@ ok "clone of a 10,000-commit repository" agent git clone -q "$BASE/big.git" b
 check "... all 10,000 commits" "$(agent git -C b rev-list --count HEAD)" -eq 10000
 check "... and a clean work tree" "$(agent git -C b status --porcelain | wc -l)" -eq 0
 
+# --- the first clone: the cache's pack, handed over whole ------------------------
+# A list that creates the cache clones the remote; while the cache holds
+# only that pack, a container with nothing gets it as it is (no bundle).
+srv_repo fresh
+srv_commit fresh "fresh two"
+ok "first clone of a repository the daemon has no cache for" agent git clone -q "$BASE/fresh.git" f1
+fresh_cache=
+for d in "$T/state/git-cache"/*.git; do
+	if [ "$(git --git-dir="$d" log -1 --format=%s main 2>/dev/null)" = "fresh two" ]; then fresh_cache=$d; fi
+done
+check "... the daemon's cache was made by a clone and marked (relay-fresh-pack)" \
+	"$(cat "$fresh_cache/relay-fresh-pack" 2>/dev/null)" = "$(basename "$(ls "$fresh_cache"/objects/pack/*.pack)" .pack)"
+check "... the container got that very pack (same name: not rebuilt as a bundle)" \
+	"$(basename "$(ls f1/.git/objects/pack/*.pack)" .pack)" = "$(cat "$fresh_cache/relay-fresh-pack")"
+check "... no .keep file left behind, the clone is complete (fsck --strict)" \
+	"$(find f1/.git/objects/pack -name '*.keep' | wc -l)/$(agent git -C f1 fsck --strict 2>&1 | wc -l)" = "0/0"
+check "... with main checked out and tracking origin" \
+	"$(agent git -C f1 log -1 --format=%s)/$(agent git -C f1 rev-parse --abbrev-ref '@{u}')" = "fresh two/origin/main"
+check "... the cache's config is the daemon's (hooksPath, protocol.allow), not clone's alone" \
+	"$(git config --file "$fresh_cache/config" core.hooksPath)/$(git config --file "$fresh_cache/config" protocol.allow)/$(git config --file "$fresh_cache/config" core.bare)" = "/dev/null/never/true"
+# A denied push leaves its objects in the cache (the bundle is checked
+# before the decision). A later clone must not carry them: the cache is no
+# longer just its clone, so the container gets a bundle of the remote's refs.
+secret=unpushed-secret-$RANDOM$RANDOM
+echo "$secret" >f1/secret.txt
+chown "$GR_USER:" f1/secret.txt
+agent git -C f1 add secret.txt
+agent git -C f1 commit -q -m "not for others"
+blob=$(agent git -C f1 rev-parse HEAD:secret.txt)
+expect_denied "push to a repository the policy does not name: denied" "default deny" \
+	git -C f1 push origin HEAD:refs/heads/leak
+check "... control: its objects are in the daemon's cache now" \
+	"$(git --git-dir="$fresh_cache" cat-file -t "$blob" 2>/dev/null)" = blob
+ok "a second clone of the same repository" agent git clone -q "$BASE/fresh.git" f2
+check "... does not get the refused push's objects" \
+	"$(agent git -C f2 cat-file -t "$blob" 2>/dev/null || echo absent)" = absent
+check "... and is complete" "$(agent git -C f2 fsck --strict 2>&1 | wc -l)/$(agent git -C f2 log -1 --format=%s)" = "0/fresh two"
+srv_git init -q --bare -b main "$T/srv/empty.git"
+ok "first clone of an empty repository" agent git clone -q "$BASE/empty.git" e1 2>"$T/err"
+check "... git's own warning once, nothing from the host's clone" \
+	"$(grep -c 'empty repository' "$T/err")" -le 1
+
 # --- a client that goes away mid-operation ------------------------------------------
 # The helper killed (Ctrl-C) while the daemon's git works for it: the
 # daemon kills that git instead of finishing the operation for nobody.
