@@ -131,7 +131,7 @@ struct op {
 	int cache_fd, lock_fd;
 	uint64_t t0_ms, t_exec_ms; /* lib/monoclock.h */
 	unsigned timeout_ms;
-	const char *opname; /* policy: "ls-remote", "fetch", "push" */
+	const char *opname; /* policy: "ls-remote", "fetch", "clone", "push" */
 	struct authz_git ag;
 	struct authz_git_update *ups;
 	char (*olds)[WIRE_GIT_OID_MAX + 1];
@@ -1657,6 +1657,10 @@ static void push_with(struct op *o, const char **args,
 	args[a++] = "push";
 	args[a++] = "--porcelain";
 	args[a++] = "--no-verify";
+	if (o->ag.dry_run)
+		args[a++] = "--dry-run";
+	if (o->ag.atomic)
+		args[a++] = "--atomic";
 	for (size_t i = 0; i < n; i++) {
 		const struct wire_git_update *u = &o->req.updates[i];
 
@@ -1698,7 +1702,9 @@ static void push_with(struct op *o, const char **args,
 		if (k == 1 && ok) {
 			slen += (size_t)snprintf(status + slen, scap - slen, "ok %s\n", u->dst);
 			/* The cache follows the remote, for the next listing. */
-			if (u->delete_ref) {
+			if (o->ag.dry_run) {
+				/* nothing changed */
+			} else if (u->delete_ref) {
 				const char *const dargs[] = { "update-ref", "-d", u->dst, NULL };
 
 				(void)run_git(o, dargs, -1, -1, -1, NULL);
@@ -1720,7 +1726,7 @@ static void push_with(struct op *o, const char **args,
 		struct stat st;
 
 		(void)snprintf(path, sizeof(path), "%s/" RELAY_REMOTE_REFS, o->cache);
-		if (stat(path, &st) == 0) {
+		if (!o->ag.dry_run && stat(path, &st) == 0) {
 			struct timespec ts[2] = { st.st_atim, st.st_mtim };
 
 			if (strstr(status, "error ")) {
@@ -1803,7 +1809,10 @@ void gitrelay_handle(struct execd *d, int conn, const struct ucred *cred, const 
 			  NULL, r == -EMSGSIZE || r == -E2BIG ? "request too large" : "malformed git request");
 		goto out;
 	}
-	o.opname = o.req.op == WIRE_GIT_PUSH ? "push" : o.req.op == WIRE_GIT_FETCH ? "fetch" : "ls-remote";
+	o.opname = o.req.op == WIRE_GIT_PUSH    ? "push"
+		   : o.req.op != WIRE_GIT_FETCH ? "ls-remote"
+		   : o.req.cloning              ? "clone"
+						: "fetch";
 	if (!token_ok(d, o.req.token)) {
 		op_refuse(&o, WIRE_ERROR_UNAUTHENTICATED, NULL, "wrong token");
 		goto out;
@@ -1821,7 +1830,9 @@ void gitrelay_handle(struct execd *d, int conn, const struct ucred *cred, const 
 		op_refuse(&o, WIRE_ERROR_POLICY_DENIED, NULL, msg);
 		goto out;
 	}
-	o.ag = (struct authz_git){ .op = o.opname, .url = o.url.canonical };
+	o.ag = (struct authz_git){ .op = o.opname, .url = o.url.canonical,
+				   .dry_run = (o.req.flags & WIRE_GIT_FLAG_DRY_RUN) != 0,
+				   .atomic = (o.req.flags & WIRE_GIT_FLAG_ATOMIC) != 0 };
 	if (!d->relay) {
 		op_refuse(&o, WIRE_ERROR_INTERNAL, NULL, "the host's git relay is not available");
 		goto out;

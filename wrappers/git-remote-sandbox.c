@@ -48,6 +48,8 @@
 
 static const char *url;
 static bool opt_check_connectivity; /* git asked: say whether a clone is complete */
+static bool opt_cloning;            /* this fetch is a clone (the policy sees "clone") */
+static uint32_t opt_push_flags;     /* WIRE_GIT_FLAG_DRY_RUN, _ATOMIC */
 static bool warned_shallow;
 static char remote_tips[WIRE_GIT_MAX_HAVES][WIRE_GIT_OID_MAX + 1];
 static size_t n_remote_tips;
@@ -474,8 +476,18 @@ static void cmd_option(const struct gitrelay_cmd *c)
 {
 	const char *answer = "unsupported";
 
+	bool on = strcmp(c->value, "true") == 0;
+
 	if (strcmp(c->name, "check-connectivity") == 0) {
-		opt_check_connectivity = strcmp(c->value, "true") == 0;
+		opt_check_connectivity = on;
+		answer = "ok";
+	} else if (strcmp(c->name, "cloning") == 0) {
+		opt_cloning = on;
+		answer = "ok";
+	} else if (strcmp(c->name, "dry-run") == 0 || strcmp(c->name, "atomic") == 0) {
+		uint32_t bit = c->name[0] == 'd' ? WIRE_GIT_FLAG_DRY_RUN : WIRE_GIT_FLAG_ATOMIC;
+
+		opt_push_flags = on ? opt_push_flags | bit : opt_push_flags & ~bit;
 		answer = "ok";
 	} else if (strncmp(c->name, "depth", 5) == 0 || strncmp(c->name, "deepen", 6) == 0) {
 		/* A shallow history would need shallow bundles from the host;
@@ -486,10 +498,11 @@ static void cmd_option(const struct gitrelay_cmd *c)
 			    "--shallow-since and --shallow-exclude are ignored");
 		warned_shallow = true;
 	}
-	/* Progress and verbosity come from the host as they are; push
-	 * options, dry runs and atomic pushes are refused by git itself when
-	 * a helper does not support them ("helper sandbox does not support
-	 * ..."). */
+	/* Progress and verbosity come from the host as they are. Push
+	 * options are not relayed (their values would reach the remote's
+	 * hooks unjudged): git refuses the push itself when a helper does
+	 * not support them ("helper sandbox does not support
+	 * 'push-option'"). */
 	(void)printf("%s\n", answer);
 	(void)fflush(stdout);
 }
@@ -498,7 +511,8 @@ static void cmd_fetch(const struct gitrelay_cmd *first)
 {
 	static char wants[WIRE_GIT_MAX_WANTS][WIRE_GIT_OID_MAX + 1];
 	static char haves[WIRE_GIT_MAX_HAVES][WIRE_GIT_OID_MAX + 1];
-	struct wire_git_request req = { .op = WIRE_GIT_FETCH, .wants = wants, .haves = haves };
+	struct wire_git_request req = { .op = WIRE_GIT_FETCH, .wants = wants, .haves = haves,
+					.cloning = opt_cloning };
 	char line[RS_MAX_LINE], why[WIRE_MAX_MESSAGE];
 	int fds[WIRE_GIT_FDS], sock, r, fd;
 	struct gitrelay_cmd c = *first;
@@ -622,7 +636,8 @@ static void cmd_push(const struct gitrelay_cmd *first)
 	static struct wire_git_update ups[WIRE_GIT_MAX_UPDATES];
 	static char tips[WIRE_GIT_MAX_HAVES][WIRE_GIT_OID_MAX + 2];
 	static char out[RS_MAX_OUT];
-	struct wire_git_request req = { .op = WIRE_GIT_PUSH, .updates = ups };
+	struct wire_git_request req = { .op = WIRE_GIT_PUSH, .updates = ups,
+					.flags = opt_push_flags };
 	char line[RS_MAX_LINE], why[WIRE_MAX_MESSAGE];
 	struct gitrelay_cmd c = *first;
 	size_t n = 0, n_tips, n_new = 0, len;

@@ -26,7 +26,8 @@ static void fuzz_frame(const uint8_t *data, size_t size)
 	if (wire_git_decode_request(out, len, WIRE_MAX_FRAME, &again) != 0)
 		abort();
 	if (strcmp(req.url, again.url) != 0 || req.op != again.op ||
-	    req.n_updates != again.n_updates || req.n_wants != again.n_wants)
+	    req.n_updates != again.n_updates || req.n_wants != again.n_wants ||
+	    req.flags != again.flags || req.cloning != again.cloning)
 		abort();
 	for (size_t i = 0; i < req.n_updates; i++)
 		if (strcmp(req.updates[i].dst, again.updates[i].dst) != 0 ||

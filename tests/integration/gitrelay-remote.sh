@@ -52,6 +52,11 @@ ok "clone through the relay" agent git clone -q "$BASE/r.git" c
 check "... the clone has the commit" "$(agent git -C c log --format=%s main)" = "seed r"
 check "... and origin is the plain URL the agent typed" "$(agent git -C c config remote.origin.url)" = "$BASE/r.git"
 srv_commit r "upstream one"
+check "... audited as a clone (git's option cloning), allowed by the fetch rule" \
+	"$(grep -c '"op":"clone"' "$T/state/audit.jsonl")" -ge 1
+ok "clone --depth 1: the relay fetches full history, and says so" agent git clone -q --depth 1 "$BASE/r.git" shallow 2>"$T/err"
+check "... with one warning" "$(grep -c 'fetches full history' "$T/err")" -eq 1
+check "... not a shallow repository" "$(agent git -C shallow rev-parse --is-shallow-repository)" = false
 ok "fetch of one new commit" agent git -C c fetch -q origin
 check "... origin/main has it" "$(agent git -C c log -1 --format=%s origin/main)" = "upstream one"
 srv_commit r "upstream two"
@@ -80,6 +85,27 @@ expect_denied() { # expect_denied NAME PATTERN CMD...
 		tap_result 1 "$name"
 	fi
 }
+
+# --dry-run: decided and asked of the remote, nothing changes (git's own
+# output says what would happen); --atomic: all or nothing.
+agent git -C c commit -q --allow-empty -m "feature three"
+ok "push --dry-run of a fast-forward" agent git -C c push --dry-run origin feature
+check "... the remote did not move" "$(srv_git -C "$T/srv/r.git" log -1 --format=%s feature)" = "feature two"
+check "... and git still sees the remote where it was" \
+	"$(agent git -C c rev-parse origin/feature)" = "$(srv_git -C "$T/srv/r.git" rev-parse feature)"
+check "... the decision was audited as a dry run" \
+	"$(grep -c '"dry_run":true' "$T/state/audit.jsonl")" -ge 1
+agent git -C c switch -q -c dry-main main
+agent git -C c commit -q --allow-empty -m "dry main"
+expect_denied "push --dry-run to the default branch: denied like the real push" "protected" \
+	git -C c push --dry-run origin dry-main:main
+agent git -C c switch -q feature
+ok "push --atomic of two branches" agent git -C c push -q --atomic origin feature feature:refs/heads/feature-copy
+check "... both arrived" \
+	"$(srv_git -C "$T/srv/r.git" rev-parse feature)" = "$(srv_git -C "$T/srv/r.git" rev-parse feature-copy)"
+expect_denied "push options are not relayed: git refuses, nothing is pushed" "push-option" \
+	git -C c push -o ci.skip origin feature:refs/heads/with-option
+check "... no such branch" "$(srv_git -C "$T/srv/r.git" branch --list with-option | wc -l)" -eq 0
 before=$(srv_git -C "$T/srv/r.git" rev-parse feature)
 agent git -C c reset -q --hard HEAD~1
 agent git -C c commit -q --allow-empty -m "rewritten"
