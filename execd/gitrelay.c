@@ -2108,3 +2108,27 @@ int gitrelay_init(struct execd *d)
 	d->relay = rl;
 	return 0;
 }
+
+int gitrelay_check(struct execd *d)
+{
+	int r = gitrelay_init(d);
+	const struct gitrelay *rl = d->relay;
+
+	if (r < 0) {
+		printf("# git relay: cannot start: %s (see the log above)\n", strerror(-r));
+		return r;
+	}
+	if (!rl) {
+		printf("# git relay: off: no usable git at '%s'; git requests will be refused\n",
+		       d->conf->git_binary ? d->conf->git_binary : "/usr/bin/git");
+		return 0;
+	}
+	printf("# git relay: git '%s', caches in '%s' (at most %u, %u MiB)\n", rl->git, rl->root,
+	       rl->max_caches, rl->max_cache_mb);
+	printf("# git relay: %zu setting(s) from the user's global git config%s", rl->n_user_cfg,
+	       rl->n_user_cfg ? ":" : " (none: remotes that need credentials will refuse)");
+	for (size_t i = 0; i < rl->n_user_cfg; i++)
+		printf(" %s", rl->user_cfg[i].key); /* names only: values may hold secrets */
+	printf("\n");
+	return 0;
+}

@@ -215,6 +215,20 @@ ok "the daemon's git for a client that hung up is killed" \
 check "... and the operation is audited as disconnected" \
 	"$(grep -c '"type":"end".*"outcome":"disconnected"' "$T/state/audit.jsonl")" -ge 1
 
+# --- sandbox-execd --check says what the relay will use --------------------------
+check_as_user() { "${GR_RUN_AS[@]}" env -i PATH=/usr/bin:/bin HOME="$T/home" "$T/bin/sandbox-execd" "$@"; }
+out=$(check_as_user --config "$T/execd.conf" --check 2>&1)
+check "--check: the relay's git and cache directory" \
+	"$(echo "$out" | grep -c "^# git relay: git '/usr/bin/git', caches in '$T/state/git-cache'")" -eq 1
+check "... the names of the user's settings it copies, never their values" \
+	"$(echo "$out" | grep '^# git relay:' | grep -c 'credential.helper')/$(echo "$out" | grep -c "$GR_PASS\|git-credentials")" = "1/0"
+mkdir -p "$T/badcache" && chown "$GR_USER:" "$T/badcache" && chmod 755 "$T/badcache"
+sed "s|^git_cache_dir = .*|git_cache_dir = $T/badcache|" "$T/execd.conf" >"$T/execd-bad.conf"
+st=0
+out=$(check_as_user --config "$T/execd-bad.conf" --check 2>&1) || st=$?
+check "... a cache directory others can read: --check fails and says why" \
+	"$st/$(echo "$out" | grep -c 'git relay: cannot start')" = "1/1"
+
 # --- what the host kept -----------------------------------------------------------
 check "the credential is nowhere in the agent's files" "$(grep -rl "$GR_PASS" "$T/agent" "$T/ws" 2>/dev/null | wc -l)" -eq 0
 check "... nor in the audit log" "$(grep -c "$GR_PASS" "$T/state/audit.jsonl")" -eq 0
