@@ -38,6 +38,7 @@
 
 #include "authz_git.h"
 #include "execd.h"
+#include "fdio.h"
 #include "gitrelay.h"
 #include "log.h"
 #include "macros.h"
@@ -51,6 +52,7 @@
 #define RELAY_MAX_ARGS (16 + WIRE_GIT_MAX_UPDATES + WIRE_GIT_MAX_WANTS + WIRE_GIT_MAX_HAVES)
 #define RELAY_CACHE_NAME 32 /* hex digits of SHA-256(canonical URL) */
 #define RELAY_IO_CHUNK 65536
+#define RELAY_TTY_CHUNK 256 /* bytes per write to the agent's err fd */
 #define RELAY_SIZE_CHECK_S 10 /* caches' sizes are walked at most this often */
 #define RELAY_MAX_ROOT (PATH_MAX - 512)              /* cache directory path */
 #define RELAY_MAX_CACHE_PATH (RELAY_MAX_ROOT + 64)   /* ROOT/NAME.git */
@@ -175,7 +177,13 @@ static int write_all(const struct op *o, int fd, const void *p, size_t n)
 		}
 		if (!(pfd.revents & POLLOUT))
 			return pfd.revents & (POLLERR | POLLHUP) ? -EPIPE : -ETIMEDOUT;
-		k = write(fd, c, n);
+		/* A socket: never blocks. Otherwise the out fd is non-blocking
+		 * (out_nonblocking); the err fd is written at most
+		 * RELAY_TTY_CHUNK bytes at a time once poll says it can take
+		 * some: that fits a pipe's free page or a terminal's room. */
+		k = send(fd, c, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (k < 0 && errno == ENOTSOCK)
+			k = write(fd, c, fd == o->err_fd && n > RELAY_TTY_CHUNK ? RELAY_TTY_CHUNK : n);
 		if (k < 0) {
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
@@ -184,6 +192,27 @@ static int write_all(const struct op *o, int fd, const void *p, size_t n)
 		c += k;
 		n -= (size_t)k;
 	}
+	return 0;
+}
+
+/* The agent's out fd made non-blocking, so that a reader that does not
+ * read cannot hold this thread (and the cache's lock, which every
+ * container using the URL waits for) past the deadline: write_all polls
+ * within it. The helper passes a pipe or a file of its own for this, so
+ * the file status flag is ours to set. (The err fd is usually a terminal
+ * the agent's shell shares: its flags stay; write_all writes it in pieces
+ * small enough not to block once poll says it can.) -EBADF when fd was not
+ * opened for writing. */
+static int out_nonblocking(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0)
+		return -errno;
+	if ((fl & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	if (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
 	return 0;
 }
 
@@ -428,18 +457,15 @@ static int cache_config(struct op *o, const char *cfg)
 	return 0;
 }
 
-/* Appends the file at from to the file at to (both ours, in the cache
- * directory). */
-static int append_file(const char *from, const char *to)
+/* Copies what is left to read of in_fd to out_fd (write_all: within the
+ * operation's deadline). */
+static int copy_fd(struct op *o, int in_fd, int out_fd)
 {
-	_cleanup_close_ int in = open(from, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	_cleanup_close_ int out = open(to, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
 	char chunk[RELAY_IO_CHUNK];
 
-	if (in < 0 || out < 0)
-		return -errno;
 	for (;;) {
-		ssize_t k = read(in, chunk, sizeof(chunk));
+		ssize_t k = read(in_fd, chunk, sizeof(chunk));
+		int r;
 
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -447,16 +473,22 @@ static int append_file(const char *from, const char *to)
 			return -errno;
 		if (k == 0)
 			return 0;
-		for (ssize_t off = 0; off < k;) {
-			ssize_t w = write(out, chunk + off, (size_t)(k - off));
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0)
-				return -errno;
-			off += w;
-		}
+		r = write_all(o, out_fd, chunk, (size_t)k);
+		if (r < 0)
+			return r;
 	}
+}
+
+/* Appends the file at from to the file at to (both ours, in the cache
+ * directory). */
+static int append_file(struct op *o, const char *from, const char *to)
+{
+	_cleanup_close_ int in = open(from, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	_cleanup_close_ int out = open(to, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+
+	if (in < 0 || out < 0)
+		return -errno;
+	return copy_fd(o, in, out);
 }
 
 /* Which single pack a new cache holds: the name ("pack-HEX") of the only
@@ -561,7 +593,7 @@ static int cache_create(struct op *o, const char *name, bool by_clone)
 		if (efd >= 0)
 			forward_clone_err(o, efd);
 		if (r == 0)
-			r = append_file(own, cfg);
+			r = append_file(o, own, cfg);
 		else if (r > 0)
 			r = -EIO;
 		(void)unlink(own);
@@ -996,15 +1028,9 @@ static int save_file(struct op *o, const char *name, const char *text, size_t le
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -errno;
-	for (size_t off = 0; off < len;) {
-		ssize_t w = write(fd, text + off, len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		off += (size_t)w;
-	}
+	k = fdio_write_all(fd, text, len);
+	if (k < 0)
+		return k;
 	return rename(tmp, path) < 0 ? -errno : 0;
 }
 
@@ -1213,27 +1239,6 @@ static void do_list(struct op *o)
 	op_finish(o, 0, "exited");
 }
 
-/* Copies the file at fd (from the start) to the agent's out fd. */
-static int send_file(struct op *o, int fd)
-{
-	char chunk[RELAY_IO_CHUNK];
-
-	for (;;) {
-		ssize_t k = read(fd, chunk, sizeof(chunk));
-		int r;
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		if (k == 0)
-			return 0;
-		r = write_all(o, o->out_fd, chunk, (size_t)k);
-		if (r < 0)
-			return r;
-	}
-}
-
 /* A new temporary file in the cache (FILE names in path). */
 static int tmp_file(struct op *o, char *path, size_t len, const char *what)
 {
@@ -1324,9 +1329,9 @@ static int send_fresh_pack(struct op *o)
 		return r == -EINVAL ? -ENOENT : r;
 	r = write_all(o, o->out_fd, hdr, (size_t)r);
 	if (r >= 0)
-		r = send_file(o, pfd);
+		r = copy_fd(o, pfd, o->out_fd);
 	if (r >= 0)
-		r = send_file(o, ifd);
+		r = copy_fd(o, ifd, o->out_fd);
 	return r;
 }
 
@@ -1458,7 +1463,7 @@ static void do_fetch(struct op *o)
 		/* git wrote FILE.lock and renamed it over our empty file. */
 		safe_close(bfd);
 		bfd = open(bundle, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		r = bfd < 0 ? -errno : send_file(o, bfd);
+		r = bfd < 0 ? -errno : copy_fd(o, bfd, o->out_fd);
 	}
 	(void)unlink(bundle);
 	if (r < 0) {
@@ -1499,15 +1504,9 @@ static int64_t receive_bundle(struct op *o, int fd)
 		total += (uint64_t)k;
 		if (total > RELAY_MAX_BUNDLE)
 			return -EFBIG;
-		for (ssize_t off = 0; off < k;) {
-			ssize_t w = write(fd, chunk + off, (size_t)(k - off));
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0)
-				return -errno;
-			off += w;
-		}
+		k = fdio_write_all(fd, chunk, (size_t)k);
+		if (k < 0)
+			return k;
 	}
 }
 
@@ -1815,6 +1814,11 @@ void gitrelay_handle(struct execd *d, int conn, const struct ucred *cred, const 
 						: "fetch";
 	if (!token_ok(d, o.req.token)) {
 		op_refuse(&o, WIRE_ERROR_UNAUTHENTICATED, NULL, "wrong token");
+		goto out;
+	}
+	if (out_nonblocking(o.out_fd) < 0) {
+		op_refuse(&o, WIRE_ERROR_MALFORMED, NULL,
+			  "the relay's out descriptor must be open for writing");
 		goto out;
 	}
 	r = gitrelay_url_parse(o.req.url, &o.url);

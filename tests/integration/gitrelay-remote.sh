@@ -297,5 +297,28 @@ pruned_by_size() { grep -q 'larger than git_max_cache_mb' "$T/daemon.log" && one
 ok "git_max_cache_mb = 1: older caches go until the rest fits (the newest, 50 MB, stays)" \
 	wait_until 10 pruned_by_size
 gr_stop
+
+# --- a reader that never reads -----------------------------------------------------
+# A hand-made fetch whose out fd is a pipe nobody reads: the daemon's write
+# must give up at the deadline (and release the URL's cache lock) instead
+# of blocking the thread, and every other container's use of the URL, forever.
+gr_conf "backend = static" "policy_file = $T/policy.conf" "command_timeout_ms = 3000"
+gr_start || { echo "Bail out! daemon did not restart"; exit 1; }
+srv_big_history stall 3000
+want=$(agent git ls-remote "$BASE/stall.git" refs/heads/main | cut -f1)
+cp "$SOURCE_DIR/tests/support/execd-rawclient.py" "$T/rawclient.py"
+chmod 644 "$T/rawclient.py"
+"${GR_RUN_AS[@]}" /usr/bin/python3 "$T/rawclient.py" "$T/run/execd.sock" gitstall --token "$(cat "$T/run/token")" \
+	--url "$BASE/stall.git" --want "$want" >"$T/stall.out" 2>&1 &
+stall_pid=$!
+sleep 0.5
+st=0
+timeout 30 "${GR_RUN_AS[@]}" env -i PATH="$T/bin:/usr/bin:/bin" HOME="$T/agent/home" LC_ALL=C \
+	GIT_CONFIG_SYSTEM="$T/gitconfig" SANDBOX_EXECD_SOCKET="$T/run/execd.sock" \
+	SANDBOX_EXECD_TOKEN="$T/run/token" git clone -q "$BASE/stall.git" stall2 >/dev/null 2>&1 || st=$?
+check "a clone of the same URL completes while a fetch's reader stalls (the lock is released)" "$st" -eq 0
+wait "$stall_pid"
+check "... the stalled fetch ended at the deadline (exit 124, timeout)" "$(cat "$T/stall.out")" = "exited 124"
+gr_stop
 gr_check_daemon_log
 tap_done
