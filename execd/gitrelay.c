@@ -461,10 +461,13 @@ static int cache_config(struct op *o, const char *cfg)
  * operation's deadline). */
 static int copy_fd(struct op *o, int in_fd, int out_fd)
 {
-	char chunk[RELAY_IO_CHUNK];
+	/* not on the stack: worker threads have EXECD_THREAD_STACK */
+	_cleanup_free_ char *chunk = malloc(RELAY_IO_CHUNK);
 
+	if (!chunk)
+		return -ENOMEM;
 	for (;;) {
-		ssize_t k = read(in_fd, chunk, sizeof(chunk));
+		ssize_t k = read(in_fd, chunk, RELAY_IO_CHUNK);
 		int r;
 
 		if (k < 0 && errno == EINTR)
@@ -540,8 +543,8 @@ static int only_pack(int dir_fd, char name[RELAY_PACK_NAME + 1])
 static void forward_clone_err(struct op *o, int fd)
 {
 	static const char empty[] = "warning: You appear to have cloned an empty repository.";
-	char buf[RELAY_IO_CHUNK];
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	_cleanup_free_ char *buf = malloc(RELAY_IO_CHUNK);
+	ssize_t n = buf ? pread(fd, buf, RELAY_IO_CHUNK - 1, 0) : -1;
 
 	if (n <= 0)
 		return;
@@ -1478,9 +1481,11 @@ static void do_fetch(struct op *o)
  * Returns its size. */
 static int64_t receive_bundle(struct op *o, int fd)
 {
-	char chunk[RELAY_IO_CHUNK];
+	_cleanup_free_ char *chunk = malloc(RELAY_IO_CHUNK);
 	uint64_t total = 0;
 
+	if (!chunk)
+		return -ENOMEM;
 	for (;;) {
 		struct pollfd pfd = { .fd = o->in_fd, .events = POLLIN };
 		long long left = left_ms(o);
@@ -1493,7 +1498,7 @@ static int64_t receive_bundle(struct op *o, int fd)
 				continue;
 			return -errno;
 		}
-		k = read(o->in_fd, chunk, sizeof(chunk));
+		k = read(o->in_fd, chunk, RELAY_IO_CHUNK);
 		if (k < 0) {
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
