@@ -38,6 +38,7 @@
 
 #include "authz_git.h"
 #include "execd.h"
+#include "fdio.h"
 #include "gitrelay.h"
 #include "log.h"
 #include "macros.h"
@@ -51,9 +52,26 @@
 #define RELAY_MAX_ARGS (16 + WIRE_GIT_MAX_UPDATES + WIRE_GIT_MAX_WANTS + WIRE_GIT_MAX_HAVES)
 #define RELAY_CACHE_NAME 32 /* hex digits of SHA-256(canonical URL) */
 #define RELAY_IO_CHUNK 65536
+#define RELAY_TTY_CHUNK 256 /* bytes per write to the agent's err fd */
 #define RELAY_SIZE_CHECK_S 10 /* caches' sizes are walked at most this often */
 #define RELAY_MAX_ROOT (PATH_MAX - 512)              /* cache directory path */
 #define RELAY_MAX_CACHE_PATH (RELAY_MAX_ROOT + 64)   /* ROOT/NAME.git */
+
+/* The remote's refs as the last ls-remote saw them (list for-push), kept
+ * in the cache directory: the push decides old/ff/default from them. */
+#define RELAY_REMOTE_REFS "relay-remote-refs"
+/* list for-push answers from the saved view when it is this recent: the
+ * push itself is safe against a remote that moved meanwhile (the remote
+ * refuses non-fast-forwards, forced updates carry a lease on the old
+ * value), so a second round trip before every push buys nothing. */
+#define RELAY_LIST_TTL_S 30
+#define RELAY_HEAD_MARK "relay-head-known"
+/* Written by a clone that created the cache: the name of the one pack it
+ * left ("pack-HEX"). While that pack is still the cache's only store of
+ * objects, every object in it came from the remote (nothing pushed or
+ * repacked since), and it can go whole to a container that has nothing. */
+#define RELAY_FRESH_MARK "relay-fresh-pack"
+#define RELAY_PACK_NAME (5 + WIRE_GIT_OID_MAX) /* "pack-" HEX */
 
 struct relay_cfg {
 	char *key, *value;
@@ -115,11 +133,13 @@ struct op {
 	int cache_fd, lock_fd;
 	uint64_t t0_ms, t_exec_ms; /* lib/monoclock.h */
 	unsigned timeout_ms;
-	const char *opname; /* policy: "ls-remote", "fetch", "push" */
+	const char *opname; /* policy: "ls-remote", "fetch", "clone", "push" */
 	struct authz_git ag;
 	struct authz_git_update *ups;
 	char (*olds)[WIRE_GIT_OID_MAX + 1];
 	bool audited;
+	bool cloned;            /* this op created the cache by cloning the remote */
+	const char *global_cfg; /* "GIT_CONFIG_GLOBAL=FILE" for host git, or NULL */
 };
 
 struct buf {
@@ -157,7 +177,13 @@ static int write_all(const struct op *o, int fd, const void *p, size_t n)
 		}
 		if (!(pfd.revents & POLLOUT))
 			return pfd.revents & (POLLERR | POLLHUP) ? -EPIPE : -ETIMEDOUT;
-		k = write(fd, c, n);
+		/* A socket: never blocks. Otherwise the out fd is non-blocking
+		 * (out_nonblocking); the err fd is written at most
+		 * RELAY_TTY_CHUNK bytes at a time once poll says it can take
+		 * some: that fits a pipe's free page or a terminal's room. */
+		k = send(fd, c, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (k < 0 && errno == ENOTSOCK)
+			k = write(fd, c, fd == o->err_fd && n > RELAY_TTY_CHUNK ? RELAY_TTY_CHUNK : n);
 		if (k < 0) {
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
@@ -166,6 +192,27 @@ static int write_all(const struct op *o, int fd, const void *p, size_t n)
 		c += k;
 		n -= (size_t)k;
 	}
+	return 0;
+}
+
+/* The agent's out fd made non-blocking, so that a reader that does not
+ * read cannot hold this thread (and the cache's lock, which every
+ * container using the URL waits for) past the deadline: write_all polls
+ * within it. The helper passes a pipe or a file of its own for this, so
+ * the file status flag is ours to set. (The err fd is usually a terminal
+ * the agent's shell shares: its flags stay; write_all writes it in pieces
+ * small enough not to block once poll says it can.) -EBADF when fd was not
+ * opened for writing. */
+static int out_nonblocking(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0)
+		return -errno;
+	if ((fl & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	if (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
 	return 0;
 }
 
@@ -219,7 +266,10 @@ static int run_git(struct op *o, const char *const *args, int in_fd, int out_fd,
 		return -E2BIG;
 	argv[a] = NULL;
 	for (size_t i = 0; i < o->rl->n_env; i++)
-		env[n++] = o->rl->env[i];
+		if (!o->global_cfg || strncmp(o->rl->env[i], "GIT_CONFIG_GLOBAL=", 18) != 0)
+			env[n++] = o->rl->env[i];
+	if (o->global_cfg)
+		env[n++] = o->global_cfg;
 	if (o->git_dir_env[0])
 		env[n++] = o->git_dir_env;
 	env[n] = NULL;
@@ -370,20 +420,24 @@ static int cache_name(const char *url, char out[RELAY_CACHE_NAME + 1])
 /* Creates the cache repository at o->cache: a bare repository without
  * templates (no sample hooks, no info/ files), configured only by us, then
  * moved into place, so a half-made cache is never used. */
-static int cache_create(struct op *o, const char *name)
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
-	char tmp[PATH_MAX], cfg[PATH_MAX + 8];
+	(void)st;
+	(void)ftw;
+	/* ENOENT: already gone; anything else leaves the rest for next time. */
+	if (flag == FTW_DP)
+		(void)rmdir(path);
+	else
+		(void)unlink(path);
+	return 0;
+}
+
+/* Writes the cache's configuration into the file cfg (created when
+ * missing): the fixed keys, then the user's transport settings. */
+static int cache_config(struct op *o, const char *cfg)
+{
 	int r;
 
-	(void)snprintf(tmp, sizeof(tmp), "%s/.new-%s-%d", o->rl->root, name, (int)gettid());
-	{
-		const char *const args[] = { "init", "-q", "--bare", "--template=", "--", tmp, NULL };
-
-		r = run_git(o, args, -1, -1, o->err_fd, NULL);
-	}
-	if (r != 0)
-		return r < 0 ? r : -EIO;
-	(void)snprintf(cfg, sizeof(cfg), "%s/config", tmp);
 	for (size_t i = 0; i < ELEMENTSOF(fixed_cfg); i++) {
 		const char *const args[] = { "config", "--file", cfg, "--", fixed_cfg[i][0],
 					     fixed_cfg[i][1], NULL };
@@ -400,20 +454,180 @@ static int cache_create(struct op *o, const char *name)
 		if (r != 0)
 			return r < 0 ? r : -EIO;
 	}
-	if (rename(tmp, o->cache) < 0)
-		return -errno;
 	return 0;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+/* Copies what is left to read of in_fd to out_fd (write_all: within the
+ * operation's deadline). */
+static int copy_fd(struct op *o, int in_fd, int out_fd)
 {
-	(void)st;
-	(void)ftw;
-	/* ENOENT: already gone; anything else leaves the rest for next time. */
-	if (flag == FTW_DP)
-		(void)rmdir(path);
-	else
-		(void)unlink(path);
+	/* not on the stack: worker threads have EXECD_THREAD_STACK */
+	_cleanup_free_ char *chunk = malloc(RELAY_IO_CHUNK);
+
+	if (!chunk)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t k = read(in_fd, chunk, RELAY_IO_CHUNK);
+		int r;
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			return 0;
+		r = write_all(o, out_fd, chunk, (size_t)k);
+		if (r < 0)
+			return r;
+	}
+}
+
+/* Appends the file at from to the file at to (both ours, in the cache
+ * directory). */
+static int append_file(struct op *o, const char *from, const char *to)
+{
+	_cleanup_close_ int in = open(from, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	_cleanup_close_ int out = open(to, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+
+	if (in < 0 || out < 0)
+		return -errno;
+	return copy_fd(o, in, out);
+}
+
+/* Which single pack a new cache holds: the name ("pack-HEX") of the only
+ * .pack in dir/objects/pack (with its .idx, and a .rev newer gits write),
+ * -ENOENT when there is none or anything else is there. */
+static int only_pack(int dir_fd, char name[RELAY_PACK_NAME + 1])
+{
+	_cleanup_close_ int fd = openat(dir_fd, "objects/pack", O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+								     O_NOFOLLOW);
+	DIR *d;
+	struct dirent *e;
+	size_t packs = 0, others = 0;
+	char base[RELAY_PACK_NAME + 1] = "";
+
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d)
+		return -errno;
+	fd = -1;
+	while ((e = readdir(d))) {
+		const char *dot = strrchr(e->d_name, '.');
+		size_t bl = dot ? (size_t)(dot - e->d_name) : 0;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (!dot || strncmp(e->d_name, "pack-", 5) != 0 || bl > RELAY_PACK_NAME ||
+		    (base[0] && (strlen(base) != bl || strncmp(base, e->d_name, bl) != 0))) {
+			others++;
+			continue;
+		}
+		if (strcmp(dot, ".pack") == 0)
+			packs++;
+		else if (strcmp(dot, ".idx") != 0 && strcmp(dot, ".rev") != 0)
+			others++;
+		memcpy(base, e->d_name, bl);
+		base[bl] = '\0';
+	}
+	closedir(d);
+	if (packs != 1 || others != 0)
+		return -ENOENT;
+	memcpy(name, base, strlen(base) + 1);
+	return 0;
+}
+
+/* Passes what the cache's clone said (in the file at fd) to the agent's
+ * terminal, except clone's "You appear to have cloned an empty repository":
+ * that is the agent's own git's to say, about its own clone or fetch. */
+static void forward_clone_err(struct op *o, int fd)
+{
+	static const char empty[] = "warning: You appear to have cloned an empty repository.";
+	_cleanup_free_ char *buf = malloc(RELAY_IO_CHUNK);
+	ssize_t n = buf ? pread(fd, buf, RELAY_IO_CHUNK - 1, 0) : -1;
+
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	for (char *l = buf, *nl; *l; l = nl ? nl + 1 : l + strlen(l)) {
+		nl = strchr(l, '\n');
+		if (strncmp(l, empty, sizeof(empty) - 1) != 0)
+			(void)write_all(o, o->err_fd, l, nl ? (size_t)(nl + 1 - l) : strlen(l));
+	}
+}
+
+/* A new cache, under a temporary name renamed into place when complete.
+ * For a list (the start of a fetch or a clone) it is a bare clone of the
+ * remote: one round trip, no connectivity walk over a pack that clone
+ * knows to be self-contained, the remote's HEAD recorded, and the pack
+ * handed whole to containers that have nothing yet (RELAY_FRESH_MARK).
+ * Clone runs with the cache's own configuration as its only one (written
+ * first, appended to what clone wrote). Otherwise an empty repository. */
+static int cache_create(struct op *o, const char *name, bool by_clone)
+{
+	char tmp[PATH_MAX], cfg[PATH_MAX + 8], own[PATH_MAX + 16], env[PATH_MAX + 40];
+	int r;
+
+	(void)snprintf(tmp, sizeof(tmp), "%s/.new-%s-%d", o->rl->root, name, (int)gettid());
+	(void)snprintf(cfg, sizeof(cfg), "%s/config", tmp);
+	if (!by_clone) {
+		const char *const args[] = { "init", "-q", "--bare", "--template=", "--", tmp, NULL };
+
+		r = run_git(o, args, -1, -1, o->err_fd, NULL);
+		if (r != 0)
+			return r < 0 ? r : -EIO;
+		r = cache_config(o, cfg);
+	} else {
+		const char *const args[] = { "clone", "--bare", "--quiet", "--template=", "--",
+					     o->url.canonical, tmp, NULL };
+		char pack[RELAY_PACK_NAME + 1];
+		_cleanup_close_ int tmp_fd = -1, efd = -1;
+
+		(void)snprintf(own, sizeof(own), "%s.config", tmp);
+		(void)unlink(own);
+		r = cache_config(o, own);
+		if (r < 0)
+			return r;
+		(void)snprintf(env, sizeof(env), "GIT_CONFIG_GLOBAL=%s", own);
+		o->global_cfg = env;
+		efd = memfd_create("gitrelay-clone-err", MFD_CLOEXEC);
+		r = efd < 0 ? -errno : run_git(o, args, -1, -1, efd, NULL);
+		o->global_cfg = NULL;
+		if (efd >= 0)
+			forward_clone_err(o, efd);
+		if (r == 0)
+			r = append_file(o, own, cfg);
+		else if (r > 0)
+			r = -EIO;
+		(void)unlink(own);
+		if (r >= 0) {
+			tmp_fd = open(tmp, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+			if (tmp_fd < 0)
+				r = -errno;
+		}
+		/* An empty remote leaves no pack: nothing to hand out. */
+		if (r >= 0 && only_pack(tmp_fd, pack) == 0) {
+			_cleanup_close_ int fd = openat(tmp_fd, RELAY_FRESH_MARK,
+							O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
+								O_NOFOLLOW,
+							0600);
+			size_t n = strlen(pack);
+
+			r = fd < 0 || write(fd, pack, n) != (ssize_t)n ? -EIO : 0;
+		}
+		if (r >= 0)
+			r = openat(tmp_fd, RELAY_HEAD_MARK, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+				   0600);
+		if (r >= 0)
+			r = close(r) < 0 ? -errno : 0;
+	}
+	if (r < 0) {
+		(void)nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		return r;
+	}
+	if (rename(tmp, o->cache) < 0)
+		return -errno;
+	o->cloned = by_clone;
 	return 0;
 }
 
@@ -586,7 +800,7 @@ static int cache_open(struct op *o)
 		o->cache_fd = openat(o->rl->root_fd, dir, O_PATH | O_DIRECTORY | O_CLOEXEC |
 								  O_NOFOLLOW);
 		if (o->cache_fd < 0 && errno == ENOENT) {
-			r = cache_create(o, name);
+			r = cache_create(o, name, o->req.op == WIRE_GIT_LIST);
 			if (r < 0)
 				return r;
 			o->cache_fd = openat(o->rl->root_fd, dir, O_PATH | O_DIRECTORY | O_CLOEXEC |
@@ -804,15 +1018,6 @@ static void op_fail(struct op *o, int r, const char *what)
 
 /* ---- operations ---- */
 
-/* The remote's refs as the last ls-remote saw them (list for-push), kept
- * in the cache directory: the push decides old/ff/default from them. */
-#define RELAY_REMOTE_REFS "relay-remote-refs"
-/* list for-push answers from the saved view when it is this recent: the
- * push itself is safe against a remote that moved meanwhile (the remote
- * refuses non-fast-forwards, forced updates carry a lease on the old
- * value), so a second round trip before every push buys nothing. */
-#define RELAY_LIST_TTL_S 30
-#define RELAY_HEAD_MARK "relay-head-known"
 
 static int save_file(struct op *o, const char *name, const char *text, size_t len)
 {
@@ -826,15 +1031,9 @@ static int save_file(struct op *o, const char *name, const char *text, size_t le
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -errno;
-	for (size_t off = 0; off < len;) {
-		ssize_t w = write(fd, text + off, len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		off += (size_t)w;
-	}
+	k = fdio_write_all(fd, text, len);
+	if (k < 0)
+		return k;
 	return rename(tmp, path) < 0 ? -errno : 0;
 }
 
@@ -955,11 +1154,14 @@ static void do_list(struct op *o)
 	if (o->req.op == WIRE_GIT_LIST) {
 		char mark[PATH_MAX];
 
-		r = cache_sync(o);
+		/* A cache this list just cloned is the remote as of now. */
+		r = o->cloned ? 0 : cache_sync(o);
 		if (r < 0) {
 			op_fail(o, r, "fetching into the cache");
 			return;
 		}
+		if (o->cloned)
+			save_remote_view(o);
 		(void)snprintf(mark, sizeof(mark), "%s/" RELAY_HEAD_MARK, o->cache);
 		if (access(mark, F_OK) < 0) {
 			const char *const args[] = { "ls-remote", "--symref", "--", o->url.canonical,
@@ -1040,27 +1242,6 @@ static void do_list(struct op *o)
 	op_finish(o, 0, "exited");
 }
 
-/* Copies the file at fd (from the start) to the agent's out fd. */
-static int send_file(struct op *o, int fd)
-{
-	char chunk[RELAY_IO_CHUNK];
-
-	for (;;) {
-		ssize_t k = read(fd, chunk, sizeof(chunk));
-		int r;
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		if (k == 0)
-			return 0;
-		r = write_all(o, o->out_fd, chunk, (size_t)k);
-		if (r < 0)
-			return r;
-	}
-}
-
 /* A new temporary file in the cache (FILE names in path). */
 static int tmp_file(struct op *o, char *path, size_t len, const char *what)
 {
@@ -1070,6 +1251,91 @@ static int tmp_file(struct op *o, char *path, size_t len, const char *what)
 		return -ENAMETOOLONG;
 	fd = mkostemp(path, O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
+}
+
+/* True when objects/ holds nothing but pack/ and an empty info/: no loose
+ * object, no alternates. */
+static bool only_packed(int cache_fd)
+{
+	_cleanup_close_ int fd = openat(cache_fd, "objects", O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+								 O_NOFOLLOW);
+	DIR *d;
+	struct dirent *e;
+	bool ok = true;
+
+	if (fd < 0)
+		return false;
+	d = fdopendir(fd);
+	if (!d)
+		return false;
+	fd = -1;
+	while (ok && (e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+		    strcmp(e->d_name, "pack") == 0)
+			continue;
+		if (strcmp(e->d_name, "info") == 0) {
+			_cleanup_close_ int ifd = openat(dirfd(d), "info", O_RDONLY | O_DIRECTORY |
+										  O_CLOEXEC | O_NOFOLLOW);
+			DIR *id = ifd < 0 ? NULL : fdopendir(ifd);
+			struct dirent *ie;
+
+			if (!id) {
+				ok = false;
+				continue;
+			}
+			ifd = -1;
+			while ((ie = readdir(id)))
+				if (strcmp(ie->d_name, ".") != 0 && strcmp(ie->d_name, "..") != 0)
+					ok = false;
+			closedir(id);
+			continue;
+		}
+		ok = false;
+	}
+	closedir(d);
+	return ok;
+}
+
+/* Sends the cache's one pack and its index (lib/gitrelay.h, "the objects
+ * of a fetch") when the cache is still exactly what its clone left
+ * (RELAY_FRESH_MARK names its only pack, no loose objects). -ENOENT when
+ * it is not. */
+static int send_fresh_pack(struct op *o)
+{
+	char mark[RELAY_PACK_NAME + 2], pack[RELAY_PACK_NAME + 1], path[RELAY_PACK_NAME + 32];
+	char hdr[GITRELAY_PACK_HDR_MAX + 1];
+	_cleanup_close_ int mfd = openat(o->cache_fd, RELAY_FRESH_MARK, O_RDONLY | O_CLOEXEC |
+									   O_NOFOLLOW);
+	_cleanup_close_ int pfd = -1, ifd = -1;
+	struct stat ps, is;
+	ssize_t n;
+	int r;
+
+	if (mfd < 0)
+		return -ENOENT;
+	n = read(mfd, mark, sizeof(mark) - 1);
+	if (n <= 0 || (size_t)n > RELAY_PACK_NAME)
+		return -ENOENT;
+	mark[n] = '\0';
+	if (only_pack(o->cache_fd, pack) < 0 || strcmp(pack, mark) != 0 || !only_packed(o->cache_fd))
+		return -ENOENT;
+	(void)snprintf(path, sizeof(path), "objects/pack/%s.pack", pack);
+	pfd = openat(o->cache_fd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	(void)snprintf(path, sizeof(path), "objects/pack/%s.idx", pack);
+	ifd = openat(o->cache_fd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (pfd < 0 || ifd < 0 || fstat(pfd, &ps) < 0 || fstat(ifd, &is) < 0)
+		return -errno;
+	if (!S_ISREG(ps.st_mode) || !S_ISREG(is.st_mode))
+		return -ENOENT;
+	r = gitrelay_pack_header(hdr, sizeof(hdr), (uint64_t)ps.st_size, (uint64_t)is.st_size);
+	if (r < 0)
+		return r == -EINVAL ? -ENOENT : r;
+	r = write_all(o, o->out_fd, hdr, (size_t)r);
+	if (r >= 0)
+		r = copy_fd(o, pfd, o->out_fd);
+	if (r >= 0)
+		r = copy_fd(o, ifd, o->out_fd);
+	return r;
 }
 
 static void do_fetch(struct op *o)
@@ -1110,6 +1376,23 @@ static void do_fetch(struct op *o)
 	if (r < 0) {
 		op_fail(o, r, "looking up objects in the cache");
 		return;
+	}
+	{
+		bool any = false;
+
+		for (size_t i = 0; i < o->req.n_haves; i++)
+			any |= have_h[i];
+		/* The container has nothing of ours (a clone): the pack as the
+		 * remote sent it, when the cache still is just that. */
+		r = any ? -ENOENT : send_fresh_pack(o);
+		if (r == 0) {
+			op_finish(o, 0, "exited");
+			return;
+		}
+		if (r != -ENOENT) {
+			op_fail(o, r, "sending the objects");
+			return;
+		}
 	}
 	/* A bundle carries refs: name each wanted object with a temporary
 	 * ref, removed below. */
@@ -1183,7 +1466,7 @@ static void do_fetch(struct op *o)
 		/* git wrote FILE.lock and renamed it over our empty file. */
 		safe_close(bfd);
 		bfd = open(bundle, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		r = bfd < 0 ? -errno : send_file(o, bfd);
+		r = bfd < 0 ? -errno : copy_fd(o, bfd, o->out_fd);
 	}
 	(void)unlink(bundle);
 	if (r < 0) {
@@ -1198,9 +1481,11 @@ static void do_fetch(struct op *o)
  * Returns its size. */
 static int64_t receive_bundle(struct op *o, int fd)
 {
-	char chunk[RELAY_IO_CHUNK];
+	_cleanup_free_ char *chunk = malloc(RELAY_IO_CHUNK);
 	uint64_t total = 0;
 
+	if (!chunk)
+		return -ENOMEM;
 	for (;;) {
 		struct pollfd pfd = { .fd = o->in_fd, .events = POLLIN };
 		long long left = left_ms(o);
@@ -1213,7 +1498,7 @@ static int64_t receive_bundle(struct op *o, int fd)
 				continue;
 			return -errno;
 		}
-		k = read(o->in_fd, chunk, sizeof(chunk));
+		k = read(o->in_fd, chunk, RELAY_IO_CHUNK);
 		if (k < 0) {
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
@@ -1224,15 +1509,9 @@ static int64_t receive_bundle(struct op *o, int fd)
 		total += (uint64_t)k;
 		if (total > RELAY_MAX_BUNDLE)
 			return -EFBIG;
-		for (ssize_t off = 0; off < k;) {
-			ssize_t w = write(fd, chunk + off, (size_t)(k - off));
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0)
-				return -errno;
-			off += w;
-		}
+		k = fdio_write_all(fd, chunk, (size_t)k);
+		if (k < 0)
+			return k;
 	}
 }
 
@@ -1382,6 +1661,10 @@ static void push_with(struct op *o, const char **args,
 	args[a++] = "push";
 	args[a++] = "--porcelain";
 	args[a++] = "--no-verify";
+	if (o->ag.dry_run)
+		args[a++] = "--dry-run";
+	if (o->ag.atomic)
+		args[a++] = "--atomic";
 	for (size_t i = 0; i < n; i++) {
 		const struct wire_git_update *u = &o->req.updates[i];
 
@@ -1423,7 +1706,9 @@ static void push_with(struct op *o, const char **args,
 		if (k == 1 && ok) {
 			slen += (size_t)snprintf(status + slen, scap - slen, "ok %s\n", u->dst);
 			/* The cache follows the remote, for the next listing. */
-			if (u->delete_ref) {
+			if (o->ag.dry_run) {
+				/* nothing changed */
+			} else if (u->delete_ref) {
 				const char *const dargs[] = { "update-ref", "-d", u->dst, NULL };
 
 				(void)run_git(o, dargs, -1, -1, -1, NULL);
@@ -1445,7 +1730,7 @@ static void push_with(struct op *o, const char **args,
 		struct stat st;
 
 		(void)snprintf(path, sizeof(path), "%s/" RELAY_REMOTE_REFS, o->cache);
-		if (stat(path, &st) == 0) {
+		if (!o->ag.dry_run && stat(path, &st) == 0) {
 			struct timespec ts[2] = { st.st_atim, st.st_mtim };
 
 			if (strstr(status, "error ")) {
@@ -1528,9 +1813,17 @@ void gitrelay_handle(struct execd *d, int conn, const struct ucred *cred, const 
 			  NULL, r == -EMSGSIZE || r == -E2BIG ? "request too large" : "malformed git request");
 		goto out;
 	}
-	o.opname = o.req.op == WIRE_GIT_PUSH ? "push" : o.req.op == WIRE_GIT_FETCH ? "fetch" : "ls-remote";
+	o.opname = o.req.op == WIRE_GIT_PUSH    ? "push"
+		   : o.req.op != WIRE_GIT_FETCH ? "ls-remote"
+		   : o.req.cloning              ? "clone"
+						: "fetch";
 	if (!token_ok(d, o.req.token)) {
 		op_refuse(&o, WIRE_ERROR_UNAUTHENTICATED, NULL, "wrong token");
+		goto out;
+	}
+	if (out_nonblocking(o.out_fd) < 0) {
+		op_refuse(&o, WIRE_ERROR_MALFORMED, NULL,
+			  "the relay's out descriptor must be open for writing");
 		goto out;
 	}
 	r = gitrelay_url_parse(o.req.url, &o.url);
@@ -1546,7 +1839,9 @@ void gitrelay_handle(struct execd *d, int conn, const struct ucred *cred, const 
 		op_refuse(&o, WIRE_ERROR_POLICY_DENIED, NULL, msg);
 		goto out;
 	}
-	o.ag = (struct authz_git){ .op = o.opname, .url = o.url.canonical };
+	o.ag = (struct authz_git){ .op = o.opname, .url = o.url.canonical,
+				   .dry_run = (o.req.flags & WIRE_GIT_FLAG_DRY_RUN) != 0,
+				   .atomic = (o.req.flags & WIRE_GIT_FLAG_ATOMIC) != 0 };
 	if (!d->relay) {
 		op_refuse(&o, WIRE_ERROR_INTERNAL, NULL, "the host's git relay is not available");
 		goto out;
@@ -1820,5 +2115,29 @@ int gitrelay_init(struct execd *d)
 		 "the user's global git config",
 		 rl->git, rl->root, rl->max_caches, rl->max_cache_mb, rl->n_user_cfg);
 	d->relay = rl;
+	return 0;
+}
+
+int gitrelay_check(struct execd *d)
+{
+	int r = gitrelay_init(d);
+	const struct gitrelay *rl = d->relay;
+
+	if (r < 0) {
+		printf("# git relay: cannot start: %s (see the log above)\n", strerror(-r));
+		return r;
+	}
+	if (!rl) {
+		printf("# git relay: off: no usable git at '%s'; git requests will be refused\n",
+		       d->conf->git_binary ? d->conf->git_binary : "/usr/bin/git");
+		return 0;
+	}
+	printf("# git relay: git '%s', caches in '%s' (at most %u, %u MiB)\n", rl->git, rl->root,
+	       rl->max_caches, rl->max_cache_mb);
+	printf("# git relay: %zu setting(s) from the user's global git config%s", rl->n_user_cfg,
+	       rl->n_user_cfg ? ":" : " (none: remotes that need credentials will refuse)");
+	for (size_t i = 0; i < rl->n_user_cfg; i++)
+		printf(" %s", rl->user_cfg[i].key); /* names only: values may hold secrets */
+	printf("\n");
 	return 0;
 }

@@ -19,6 +19,12 @@ struct execd;
 int gitrelay_init(struct execd *d);
 void gitrelay_done(struct execd *d);
 
+/* For --check: starts the relay as the daemon would and prints what it
+ * found ("# git relay: ..." lines: git, cache directory and bounds, the
+ * names of the settings taken from the user's global config). -errno when
+ * the relay is configured but cannot start (unusable cache directory). */
+int gitrelay_check(struct execd *d);
+
 /* Handles one WIRE_TYPE_GIT frame (frame, len: header included) received
  * on conn with fds[0..*n_fds): decodes, authenticates, decides, audits,
  * runs, replies. Takes the fds (closes them, sets *n_fds = 0). */

@@ -444,7 +444,7 @@ int main(int argc, char **argv)
 	if (check) {
 		print_config(config);
 		printf("# backend '%s' opened successfully\n", d->ops->name);
-		ret = 0;
+		ret = gitrelay_check(d) < 0 ? 1 : 0;
 		goto out;
 	}
 	if (dispatch_build_base_env(d) < 0 || toolrun_init(d) < 0)

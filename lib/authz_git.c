@@ -21,6 +21,10 @@ struct json_object *authz_git_to_json(const struct authz_git *g)
 		return NULL;
 	r |= put(o, "op", json_object_new_string(g->op ? g->op : ""));
 	r |= put(o, "url", json_object_new_string(g->url ? g->url : ""));
+	if (g->dry_run)
+		r |= put(o, "dry_run", json_object_new_boolean(true));
+	if (g->atomic)
+		r |= put(o, "atomic", json_object_new_boolean(true));
 	ups = json_object_new_array();
 	r |= put(o, "updates", ups);
 	for (size_t i = 0; r == 0 && i < g->n_updates; i++) {

@@ -23,14 +23,16 @@ struct authz_git_update {
 };
 
 struct authz_git {
-	const char *op;  /* "ls-remote", "fetch", "push" */
+	const char *op;  /* "ls-remote", "fetch", "clone" (a fetch into an empty repository), "push" */
 	const char *url; /* canonical URL the daemon contacts (lib/gitrelay.h) */
 	const struct authz_git_update *updates;
 	size_t n_updates;
+	bool dry_run; /* push --dry-run: decided and asked of the remote, nothing changes */
+	bool atomic;  /* push --atomic */
 };
 
 /* {"op":..,"url":..,"updates":[{"src","dst","old","force","delete","ff",
- * "default"}]} as a new json-c object (NULL on ENOMEM). For the webhook and
+ * "default"}]}, plus "dry_run": true and "atomic": true when set, as a new json-c object (NULL on ENOMEM). For the webhook and
  * exec backends' request and for audit records. */
 struct json_object *authz_git_to_json(const struct authz_git *g);
 

@@ -468,3 +468,82 @@ int gitrelay_push_status(const char *out, size_t len, const char *dst, bool *ret
 	}
 	return 0;
 }
+
+/* ---- the objects of a fetch ---- */
+
+int gitrelay_pack_header(char *buf, size_t cap, uint64_t pack_len, uint64_t idx_len)
+{
+	int k;
+
+	if (pack_len == 0 || idx_len == 0 || pack_len > GITRELAY_MAX_PACK ||
+	    idx_len > GITRELAY_MAX_PACK)
+		return -EINVAL;
+	k = snprintf(buf, cap, GITRELAY_PACK_MAGIC "%llu %llu\n", (unsigned long long)pack_len,
+		     (unsigned long long)idx_len);
+	if (k < 0 || (size_t)k >= cap || k > GITRELAY_PACK_HDR_MAX)
+		return -ENOBUFS;
+	return k;
+}
+
+int gitrelay_parse_pack_header(const char *buf, size_t len, uint64_t *pack_len,
+			       uint64_t *idx_len, size_t *hdr_len)
+{
+	const size_t ml = sizeof(GITRELAY_PACK_MAGIC) - 1;
+	uint64_t v[2];
+	size_t off = ml;
+
+	if (len < ml || memcmp(buf, GITRELAY_PACK_MAGIC, ml) != 0)
+		return 0;
+	for (size_t i = 0; i < 2; i++) {
+		size_t start = off;
+
+		v[i] = 0;
+		/* decimal, no sign, no leading zero, at most GITRELAY_MAX_PACK */
+		while (off < len && off < GITRELAY_PACK_HDR_MAX && buf[off] >= '0' && buf[off] <= '9') {
+			v[i] = v[i] * 10 + (uint64_t)(buf[off] - '0');
+			if (v[i] > GITRELAY_MAX_PACK)
+				return -EBADMSG;
+			off++;
+		}
+		if (off == start || (buf[start] == '0') || off >= len ||
+		    buf[off] != (i == 0 ? ' ' : '\n'))
+			return -EBADMSG;
+		off++;
+	}
+	if (off > GITRELAY_PACK_HDR_MAX)
+		return -EBADMSG;
+	*pack_len = v[0];
+	*idx_len = v[1];
+	*hdr_len = off;
+	return 1;
+}
+
+int gitrelay_pack_name(const uint8_t *pack_head, const uint8_t *pack_trailer, uint64_t pack_len,
+		       const uint8_t *idx_head, const uint8_t *idx_trailer, uint64_t idx_len,
+		       size_t hash_len, char *name)
+{
+	static const uint8_t idx_magic[GITRELAY_IDX_HEAD] = { 0xff, 't', 'O', 'c', 0, 0, 0, 2 };
+	static const char hex[] = "0123456789abcdef";
+	uint32_t version;
+
+	if (hash_len != 20 && hash_len != 32)
+		return -EBADMSG;
+	/* a pack: header and trailer; an index v2: header, fan-out table of
+	 * 256 4-byte counts, the two checksums */
+	if (pack_len < GITRELAY_PACK_HEAD + hash_len || idx_len < GITRELAY_IDX_HEAD + 256 * 4 + 2 * hash_len)
+		return -EBADMSG;
+	version = (uint32_t)pack_head[4] << 24 | (uint32_t)pack_head[5] << 16 |
+		  (uint32_t)pack_head[6] << 8 | pack_head[7];
+	if (memcmp(pack_head, "PACK", 4) != 0 || (version != 2 && version != 3))
+		return -EBADMSG;
+	if (memcmp(idx_head, idx_magic, sizeof(idx_magic)) != 0)
+		return -EBADMSG;
+	if (memcmp(idx_trailer, pack_trailer, hash_len) != 0)
+		return -EBADMSG;
+	for (size_t i = 0; i < hash_len; i++) {
+		name[2 * i] = hex[pack_trailer[i] >> 4];
+		name[2 * i + 1] = hex[pack_trailer[i] & 15];
+	}
+	name[2 * hash_len] = '\0';
+	return 0;
+}

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "wire_git.h"
 
@@ -120,5 +121,40 @@ int gitrelay_format_list(const struct gitrelay_reflist *l, char *buf, size_t cap
  * no line for dst. */
 int gitrelay_push_status(const char *out, size_t len, const char *dst, bool *ret_ok,
 			 char *ret_reason, size_t reason_len);
+
+/* ---- the objects of a fetch, daemon -> helper ----
+ * The daemon answers a fetch with one of two payloads in the helper's file:
+ * a git bundle ("# v2 git bundle\n" ...), or, when the container has none
+ * of the cache's objects and the cache holds exactly the one pack a clone
+ * of the remote left in it, that pack and its index as they are:
+ *   GITRELAY_PACK_MAGIC "<pack bytes> <index bytes>\n" PACK INDEX
+ * so that neither side builds a bundle or indexes the objects again. */
+#define GITRELAY_PACK_MAGIC "# code-sandbox relay pack v1\n"
+#define GITRELAY_PACK_HDR_MAX 80                            /* the whole header line pair */
+#define GITRELAY_MAX_PACK ((uint64_t)8 * 1024 * 1024 * 1024) /* bytes of a pack or an index */
+#define GITRELAY_PACK_HEAD 12                               /* "PACK", version, count */
+#define GITRELAY_IDX_HEAD 8                                 /* "\377tOc", version 2 */
+
+/* Writes the header for a pack of pack_len and an index of idx_len bytes.
+ * Returns its length, -EINVAL (sizes out of bounds), -ENOBUFS. */
+int gitrelay_pack_header(char *buf, size_t cap, uint64_t pack_len, uint64_t idx_len);
+
+/* Reads a header from the first len bytes of the payload: 1 with the sizes
+ * and the header's length, 0 when the payload is not a relay pack (a
+ * bundle), -EBADMSG for a malformed header or sizes out of bounds. */
+int gitrelay_parse_pack_header(const char *buf, size_t len, uint64_t *pack_len,
+			       uint64_t *idx_len, size_t *hdr_len);
+
+/* Checks that a pack and an index belong together, for object names of
+ * hash_len bytes (20 or 32): pack_head = the pack's first
+ * GITRELAY_PACK_HEAD bytes ("PACK", version 2 or 3), pack_trailer = its
+ * last hash_len bytes (the checksum), idx_head = the index's first
+ * GITRELAY_IDX_HEAD bytes (version 2), idx_trailer = its last 2 * hash_len
+ * bytes (the pack's checksum, then its own), with both sizes large enough
+ * for what they claim. Writes the pack's name (the checksum in hex, NUL
+ * terminated, 2 * hash_len + 1 bytes) to name. -EBADMSG otherwise. */
+int gitrelay_pack_name(const uint8_t *pack_head, const uint8_t *pack_trailer, uint64_t pack_len,
+		       const uint8_t *idx_head, const uint8_t *idx_trailer, uint64_t idx_len,
+		       size_t hash_len, char *name);
 
 #endif

@@ -780,7 +780,12 @@ static int rule_match(const struct rule *r, const struct authz_request *req,
 			return 0;
 		}
 		for (size_t i = 0; i < r->n_words; i++)
-			if (!plist_match(&r->words[i], gp->words[i].word, 0))
+			if (!plist_match(&r->words[i], gp->words[i].word, 0) &&
+			    /* a clone is a fetch into an empty repository: rules on
+			     * fetch cover it; a rule can still name clone alone */
+			    !(i == 0 && strcmp(req->tool, "git") == 0 &&
+			      strcmp(gp->words[0].word, "clone") == 0 &&
+			      plist_match(&r->words[0], "fetch", 0)))
 				return 0;
 	}
 	if (r->has[COND_FLAG]) {

@@ -143,7 +143,9 @@ int wire_git_encode_request(const struct wire_git_request *req, uint8_t *buf, si
 	    req->n_haves > WIRE_GIT_MAX_HAVES)
 		return -E2BIG;
 	if ((req->n_updates > 0 && req->op != WIRE_GIT_PUSH) ||
-	    ((req->n_wants > 0 || req->n_haves > 0) && req->op != WIRE_GIT_FETCH))
+	    ((req->n_wants > 0 || req->n_haves > 0) && req->op != WIRE_GIT_FETCH) ||
+	    (req->flags & ~WIRE_GIT_FLAGS_KNOWN) || (req->flags && req->op != WIRE_GIT_PUSH) ||
+	    (req->cloning && req->op != WIRE_GIT_FETCH))
 		return -EINVAL;
 	if (buflen < WIRE_HEADER_SIZE)
 		return -ENOBUFS;
@@ -161,6 +163,14 @@ int wire_git_encode_request(const struct wire_git_request *req, uint8_t *buf, si
 		r = out_string(&o, WIRE_TAG_GIT_URL, req->url, WIRE_GIT_MAX_URL);
 	if (r >= 0 && req->reason)
 		r = out_string(&o, WIRE_TAG_GIT_REASON, req->reason, WIRE_MAX_REASON);
+	if (r >= 0 && req->flags) {
+		uint8_t fb[4];
+
+		be32_put(fb, req->flags);
+		r = out_field(&o, WIRE_TAG_GIT_FLAGS, fb, sizeof(fb), NULL, 0);
+	}
+	if (r >= 0 && req->cloning)
+		r = out_field(&o, WIRE_TAG_GIT_CLONING, NULL, 0, NULL, 0);
 	for (size_t i = 0; r >= 0 && i < req->n_updates; i++) {
 		const struct wire_git_update *u = &req->updates[i];
 		uint8_t head[2 + WIRE_GIT_OID_MAX];
@@ -259,7 +269,7 @@ int wire_git_decode_request(const uint8_t *buf, size_t len, size_t max_frame,
 	const uint8_t *p, *end, *scan;
 	struct wire_header h;
 	struct wire_field f;
-	bool seen_op = false;
+	bool seen_op = false, seen_flags = false;
 	int r;
 
 	if (max_frame > WIRE_MAX_FRAME)
@@ -325,6 +335,21 @@ int wire_git_decode_request(const uint8_t *buf, size_t len, size_t max_frame,
 		case WIRE_TAG_GIT_HAVE:
 			r = set_oid(&f, req.haves[req.n_haves++]);
 			break;
+		case WIRE_TAG_GIT_FLAGS:
+			if (seen_flags || f.len != 4 || (be32_get(f.v) & ~WIRE_GIT_FLAGS_KNOWN)) {
+				r = -EBADMSG;
+				break;
+			}
+			seen_flags = true;
+			req.flags = be32_get(f.v);
+			break;
+		case WIRE_TAG_GIT_CLONING:
+			if (req.cloning || f.len != 0) {
+				r = -EBADMSG;
+				break;
+			}
+			req.cloning = true;
+			break;
 		default:
 			r = (f.tag & WIRE_TAG_OPTIONAL) ? 0 : -EBADMSG;
 			break;
@@ -336,10 +361,13 @@ int wire_git_decode_request(const uint8_t *buf, size_t len, size_t max_frame,
 		goto fail;
 	if (!req.token || !seen_op || !req.url || req.url[0] == '\0' ||
 	    (req.n_updates > 0 && req.op != WIRE_GIT_PUSH) ||
-	    ((req.n_wants > 0 || req.n_haves > 0) && req.op != WIRE_GIT_FETCH)) {
+	    ((req.n_wants > 0 || req.n_haves > 0) && req.op != WIRE_GIT_FETCH) ||
+	    (req.flags && req.op != WIRE_GIT_PUSH)) {
 		r = -EBADMSG;
 		goto fail;
 	}
+	if (req.op != WIRE_GIT_FETCH)
+		req.cloning = false; /* a hint, ignored where it means nothing */
 	*ret = req;
 	return 0;
 fail:

@@ -16,6 +16,11 @@
  *                  destination ref name (the rest of the value)
  *   0x25 want      fetch only, repeated: hex object name
  *   0x26 have      fetch only, repeated: hex object name the container has
+ *   0x27 flags     u32, optional, must be understood: WIRE_GIT_FLAG_DRY_RUN,
+ *                  WIRE_GIT_FLAG_ATOMIC (push only); unknown bits refused
+ *   0xA7 cloning   empty, optional, may be ignored (0x80 set): this fetch is
+ *                  a clone (git's "option cloning"); the policy and the audit
+ *                  see the operation "clone" instead of "fetch"
  *
  * fds (WIRE_GIT_FDS, in this order, SCM_RIGHTS with the header):
  *   0 in   push: the bundle the daemon reads (anything else: /dev/null)
@@ -50,7 +55,13 @@ enum {
 	WIRE_TAG_GIT_UPDATE = 0x24,
 	WIRE_TAG_GIT_WANT = 0x25,
 	WIRE_TAG_GIT_HAVE = 0x26,
+	WIRE_TAG_GIT_FLAGS = 0x27,
+	WIRE_TAG_GIT_CLONING = 0xA7,
 };
+
+#define WIRE_GIT_FLAG_DRY_RUN 0x01u /* push: decide and ask the remote, change nothing */
+#define WIRE_GIT_FLAG_ATOMIC 0x02u  /* push: all updates or none (the remote must support it) */
+#define WIRE_GIT_FLAGS_KNOWN (WIRE_GIT_FLAG_DRY_RUN | WIRE_GIT_FLAG_ATOMIC)
 
 enum wire_git_op {
 	WIRE_GIT_LIST,          /* list: refs, for fetching */
@@ -84,6 +95,8 @@ struct wire_git_request {
 	size_t n_wants;
 	char (*haves)[WIRE_GIT_OID_MAX + 1];
 	size_t n_haves;
+	uint32_t flags; /* WIRE_GIT_FLAG_* */
+	bool cloning;   /* fetch only */
 };
 
 /* "list", "list for-push", "fetch", "push"; "?" out of range. */
@@ -103,7 +116,8 @@ bool wire_git_refname_valid(const char *s);
 
 /* Encodes into buf (at most WIRE_MAX_FRAME). Validates what the decoder
  * refuses (-EINVAL: missing token or url, bad op, bad object or ref names,
- * updates outside push, wants/haves outside fetch, a delete with a source,
+ * updates outside push, wants/haves outside fetch, flags outside push or
+ * unknown, cloning outside fetch, a delete with a source,
  * a non-delete without; -E2BIG over the limits; -ENOBUFS). */
 int wire_git_encode_request(const struct wire_git_request *req, uint8_t *buf, size_t buflen,
 			    size_t *ret_len);

@@ -8,7 +8,9 @@
  * Everything local stays in the container with the container's git: this
  * program only asks sandbox-execd (WIRE_TYPE_GIT, lib/wire_git.h) for
  *   list / list for-push  the remote's refs (the daemon's ls-remote)
- *   fetch                 a bundle of what we lack, which our git unbundles
+ *   fetch                 a bundle of what we lack, which our git unbundles,
+ *                         or (a clone) the pack the host's cache got from the
+ *                         remote, with its index, installed as it is
  *   push                  with a thin bundle of exactly what the remote
  *                         lacks (from the tips list for-push returned) and
  *                         the ref updates with their force/delete flags
@@ -17,6 +19,7 @@
  * to the remote with the user's own set-up. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -44,6 +47,10 @@
 #define RS_TMP_REFS "refs/sandbox-relay/push/"
 
 static const char *url;
+static bool opt_check_connectivity; /* git asked: say whether a clone is complete */
+static bool opt_cloning;            /* this fetch is a clone (the policy sees "clone") */
+static uint32_t opt_push_flags;     /* WIRE_GIT_FLAG_DRY_RUN, _ATOMIC */
+static bool warned_shallow;
 static char remote_tips[WIRE_GIT_MAX_HAVES][WIRE_GIT_OID_MAX + 1];
 static size_t n_remote_tips;
 
@@ -367,11 +374,145 @@ static char *git_dir_tmp(const char *what)
 	return path;
 }
 
+/* Copies len bytes at offset off of fd into the new file out. */
+static int copy_range(int fd, uint64_t off, uint64_t len, int out)
+{
+	static char chunk[65536];
+
+	while (len > 0) {
+		loff_t in_off = (loff_t)off;
+		ssize_t k = copy_file_range(fd, &in_off, out, NULL, len, 0);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+			      errno == EOPNOTSUPP || errno == EPERM)) {
+			/* another file system, or a filter without it */
+			k = pread(fd, chunk, len < sizeof(chunk) ? (size_t)len : sizeof(chunk),
+				  (off_t)off);
+			if (k > 0 && write(out, chunk, (size_t)k) != k)
+				return -EIO;
+		}
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			return -EIO; /* shorter than the header said */
+		off += (uint64_t)k;
+		len -= (uint64_t)k;
+	}
+	return 0;
+}
+
+static void read_at(int fd, void *buf, size_t n, uint64_t off)
+{
+	if (pread(fd, buf, n, (off_t)off) != (ssize_t)n)
+		die(1, "the objects from the host are truncated");
+}
+
+/* Installs the pack and index the host sent (lib/gitrelay.h, "the objects
+ * of a fetch") in our object store, held by a .keep file that git removes
+ * when the fetch is done; the host's clone indexed and checked them, so our
+ * git need not index them again. Tells git "lock PATH.keep", and
+ * "connectivity-ok" when asked: the pack is a whole clone of the remote. */
+static void install_pack(int fd, uint64_t hdr_len, uint64_t pack_len, uint64_t idx_len,
+			 size_t hash_len)
+{
+	static const char *const argv[] = { "git", "rev-parse", "--git-path", "objects/pack", NULL };
+	char dir[PATH_MAX], name[2 * 32 + 1], *tp, *ti, *keep, *fp, *fi;
+	uint8_t ph[GITRELAY_PACK_HEAD], pt[32], ih[GITRELAY_IDX_HEAD], it[64];
+	int pfd, ifd, kfd;
+	struct stat st;
+
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_size != hdr_len + pack_len + idx_len)
+		die(1, "the objects from the host are not the size they claim");
+	read_at(fd, ph, sizeof(ph), hdr_len);
+	read_at(fd, pt, hash_len, hdr_len + pack_len - hash_len);
+	read_at(fd, ih, sizeof(ih), hdr_len + pack_len);
+	read_at(fd, it, 2 * hash_len, hdr_len + pack_len + idx_len - 2 * hash_len);
+	if (gitrelay_pack_name(ph, pt, pack_len, ih, it, idx_len, hash_len, name) < 0)
+		die(1, "the objects from the host are not a pack and its index");
+	if (run_git(argv, -1, dir, sizeof(dir), NULL) != 0 || dir[0] == '\0')
+		die(1, "cannot find this repository's object store");
+	dir[strcspn(dir, "\n")] = '\0';
+	if (asprintf(&tp, "%s/tmp_relay_pack_XXXXXX", dir) < 0 ||
+	    asprintf(&ti, "%s/tmp_relay_idx_XXXXXX", dir) < 0 ||
+	    asprintf(&keep, "%s/pack-%s.keep", dir, name) < 0 ||
+	    asprintf(&fp, "%s/pack-%s.pack", dir, name) < 0 ||
+	    asprintf(&fi, "%s/pack-%s.idx", dir, name) < 0)
+		die(1, "out of memory");
+	pfd = mkostemp(tp, O_CLOEXEC);
+	ifd = pfd < 0 ? -1 : mkostemp(ti, O_CLOEXEC);
+	if (pfd < 0 || ifd < 0)
+		die(1, "cannot create a file in '%s': %s", dir, strerror(errno));
+	if (copy_range(fd, hdr_len, pack_len, pfd) < 0 ||
+	    copy_range(fd, hdr_len + pack_len, idx_len, ifd) < 0 || fchmod(pfd, 0444) < 0 ||
+	    fchmod(ifd, 0444) < 0 || close(pfd) < 0 || close(ifd) < 0) {
+		(void)unlink(tp);
+		(void)unlink(ti);
+		die(1, "cannot write the objects from the host into '%s'", dir);
+	}
+	/* the keep file first (nothing may repack the pack away before our
+	 * refs point into it), the index last (the pack is visible once both
+	 * are there) */
+	kfd = open(keep, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (kfd < 0 || write(kfd, "code-sandbox relay\n", 19) != 19 || close(kfd) < 0 ||
+	    rename(tp, fp) < 0 || rename(ti, fi) < 0) {
+		(void)unlink(tp);
+		(void)unlink(ti);
+		die(1, "cannot install the objects from the host in '%s': %s", dir, strerror(errno));
+	}
+	(void)printf("lock %s\n", keep);
+	if (opt_check_connectivity)
+		(void)fputs("connectivity-ok\n", stdout);
+	free(tp);
+	free(ti);
+	free(keep);
+	free(fp);
+	free(fi);
+}
+
+/* option NAME VALUE (gitremote-helpers(7), OPTIONS). */
+static void cmd_option(const struct gitrelay_cmd *c)
+{
+	const char *answer = "unsupported";
+
+	bool on = strcmp(c->value, "true") == 0;
+
+	if (strcmp(c->name, "check-connectivity") == 0) {
+		opt_check_connectivity = on;
+		answer = "ok";
+	} else if (strcmp(c->name, "cloning") == 0) {
+		opt_cloning = on;
+		answer = "ok";
+	} else if (strcmp(c->name, "dry-run") == 0 || strcmp(c->name, "atomic") == 0) {
+		uint32_t bit = c->name[0] == 'd' ? WIRE_GIT_FLAG_DRY_RUN : WIRE_GIT_FLAG_ATOMIC;
+
+		opt_push_flags = on ? opt_push_flags | bit : opt_push_flags & ~bit;
+		answer = "ok";
+	} else if (strncmp(c->name, "depth", 5) == 0 || strncmp(c->name, "deepen", 6) == 0) {
+		/* A shallow history would need shallow bundles from the host;
+		 * the relay sends whole histories. Said once, then git goes on
+		 * without the option ("is ignored" on fetch). */
+		if (!warned_shallow)
+			msg("warning: the sandbox relay fetches full history: --depth, "
+			    "--shallow-since and --shallow-exclude are ignored");
+		warned_shallow = true;
+	}
+	/* Progress and verbosity come from the host as they are. Push
+	 * options are not relayed (their values would reach the remote's
+	 * hooks unjudged): git refuses the push itself when a helper does
+	 * not support them ("helper sandbox does not support
+	 * 'push-option'"). */
+	(void)printf("%s\n", answer);
+	(void)fflush(stdout);
+}
+
 static void cmd_fetch(const struct gitrelay_cmd *first)
 {
 	static char wants[WIRE_GIT_MAX_WANTS][WIRE_GIT_OID_MAX + 1];
 	static char haves[WIRE_GIT_MAX_HAVES][WIRE_GIT_OID_MAX + 1];
-	struct wire_git_request req = { .op = WIRE_GIT_FETCH, .wants = wants, .haves = haves };
+	struct wire_git_request req = { .op = WIRE_GIT_FETCH, .wants = wants, .haves = haves,
+					.cloning = opt_cloning };
 	char line[RS_MAX_LINE], why[WIRE_MAX_MESSAGE];
 	int fds[WIRE_GIT_FDS], sock, r, fd;
 	struct gitrelay_cmd c = *first;
@@ -415,7 +556,25 @@ static void cmd_fetch(const struct gitrelay_cmd *first)
 			msg("fatal: could not fetch from '%s': %s", url, why);
 		_exit(r);
 	}
-	if (fstat(fd, &st) == 0 && st.st_size > 0) {
+	{
+		char head[GITRELAY_PACK_HDR_MAX];
+		ssize_t n = pread(fd, head, sizeof(head), 0);
+		uint64_t pl = 0, il = 0;
+		size_t hl = 0;
+
+		r = n > 0 ? gitrelay_parse_pack_header(head, (size_t)n, &pl, &il, &hl) : 0;
+		if (r < 0) {
+			(void)unlink(path);
+			die(1, "the objects from the host are not in a form this helper knows");
+		}
+		if (r == 1) {
+			install_pack(fd, hl, pl, il, strlen(wants[0]) / 2);
+			st.st_size = 0; /* nothing to unbundle */
+		} else if (fstat(fd, &st) < 0) {
+			st.st_size = 0;
+		}
+	}
+	if (st.st_size > 0) {
 		const char *const argv[] = { "git", "bundle", "unbundle", path, NULL };
 		static char sink[4096];
 
@@ -477,7 +636,8 @@ static void cmd_push(const struct gitrelay_cmd *first)
 	static struct wire_git_update ups[WIRE_GIT_MAX_UPDATES];
 	static char tips[WIRE_GIT_MAX_HAVES][WIRE_GIT_OID_MAX + 2];
 	static char out[RS_MAX_OUT];
-	struct wire_git_request req = { .op = WIRE_GIT_PUSH, .updates = ups };
+	struct wire_git_request req = { .op = WIRE_GIT_PUSH, .updates = ups,
+					.flags = opt_push_flags };
 	char line[RS_MAX_LINE], why[WIRE_MAX_MESSAGE];
 	struct gitrelay_cmd c = *first;
 	size_t n = 0, n_tips, n_new = 0, len;
@@ -670,13 +830,11 @@ int main(int argc, char **argv)
 		case GITRELAY_CMD_END:
 			return 0;
 		case GITRELAY_CMD_CAPABILITIES:
-			(void)fputs("fetch\npush\noption\n\n", stdout);
+			(void)fputs("fetch\npush\noption\ncheck-connectivity\n\n", stdout);
 			(void)fflush(stdout);
 			break;
 		case GITRELAY_CMD_OPTION:
-			/* Progress and verbosity come from the host as they are. */
-			(void)fputs("unsupported\n", stdout);
-			(void)fflush(stdout);
+			cmd_option(&c);
 			break;
 		case GITRELAY_CMD_LIST:
 			cmd_list(false);

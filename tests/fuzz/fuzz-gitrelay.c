@@ -3,7 +3,8 @@
  * the WIRE_TYPE_GIT frame decoder (whatever decodes must re-encode and
  * decode to the same values), the URL parser (an accepted URL's canonical
  * form must parse to itself), the remote-helper command parser, the ref
- * list parser (its listing must parse back) and the push status reader. */
+ * list parser (its listing must parse back), the push status reader and
+ * the relay pack header (what parses must format to the same bytes). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +26,8 @@ static void fuzz_frame(const uint8_t *data, size_t size)
 	if (wire_git_decode_request(out, len, WIRE_MAX_FRAME, &again) != 0)
 		abort();
 	if (strcmp(req.url, again.url) != 0 || req.op != again.op ||
-	    req.n_updates != again.n_updates || req.n_wants != again.n_wants)
+	    req.n_updates != again.n_updates || req.n_wants != again.n_wants ||
+	    req.flags != again.flags || req.cloning != again.cloning)
 		abort();
 	for (size_t i = 0; i < req.n_updates; i++)
 		if (strcmp(req.updates[i].dst, again.updates[i].dst) != 0 ||
@@ -63,6 +65,20 @@ static void fuzz_reflist(const char *s, size_t n)
 	gitrelay_reflist_done(&l);
 }
 
+static void fuzz_pack_header(const char *s, size_t n)
+{
+	char again[GITRELAY_PACK_HDR_MAX + 1];
+	uint64_t p, x;
+	size_t hl;
+	int k;
+
+	if (gitrelay_parse_pack_header(s, n, &p, &x, &hl) != 1)
+		return;
+	k = gitrelay_pack_header(again, sizeof(again), p, x);
+	if (k < 0 || (size_t)k != hl || memcmp(again, s, hl) != 0)
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s;
@@ -74,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(s, data + 1, size - 1);
 	s[size - 1] = '\0';
-	switch (data[0] % 5) {
+	switch (data[0] % 6) {
 	case 0:
 		fuzz_frame(data + 1, size - 1);
 		break;
@@ -91,6 +107,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	case 3:
 		fuzz_reflist(s, size - 1);
+		break;
+	case 5:
+		fuzz_pack_header(s, size - 1);
 		break;
 	default: {
 		char why[GITRELAY_MAX_REASON];

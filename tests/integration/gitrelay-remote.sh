@@ -52,6 +52,11 @@ ok "clone through the relay" agent git clone -q "$BASE/r.git" c
 check "... the clone has the commit" "$(agent git -C c log --format=%s main)" = "seed r"
 check "... and origin is the plain URL the agent typed" "$(agent git -C c config remote.origin.url)" = "$BASE/r.git"
 srv_commit r "upstream one"
+check "... audited as a clone (git's option cloning), allowed by the fetch rule" \
+	"$(grep -c '"op":"clone"' "$T/state/audit.jsonl")" -ge 1
+ok "clone --depth 1: the relay fetches full history, and says so" agent git clone -q --depth 1 "$BASE/r.git" shallow 2>"$T/err"
+check "... with one warning" "$(grep -c 'fetches full history' "$T/err")" -eq 1
+check "... not a shallow repository" "$(agent git -C shallow rev-parse --is-shallow-repository)" = false
 ok "fetch of one new commit" agent git -C c fetch -q origin
 check "... origin/main has it" "$(agent git -C c log -1 --format=%s origin/main)" = "upstream one"
 srv_commit r "upstream two"
@@ -80,6 +85,27 @@ expect_denied() { # expect_denied NAME PATTERN CMD...
 		tap_result 1 "$name"
 	fi
 }
+
+# --dry-run: decided and asked of the remote, nothing changes (git's own
+# output says what would happen); --atomic: all or nothing.
+agent git -C c commit -q --allow-empty -m "feature three"
+ok "push --dry-run of a fast-forward" agent git -C c push --dry-run origin feature
+check "... the remote did not move" "$(srv_git -C "$T/srv/r.git" log -1 --format=%s feature)" = "feature two"
+check "... and git still sees the remote where it was" \
+	"$(agent git -C c rev-parse origin/feature)" = "$(srv_git -C "$T/srv/r.git" rev-parse feature)"
+check "... the decision was audited as a dry run" \
+	"$(grep -c '"dry_run":true' "$T/state/audit.jsonl")" -ge 1
+agent git -C c switch -q -c dry-main main
+agent git -C c commit -q --allow-empty -m "dry main"
+expect_denied "push --dry-run to the default branch: denied like the real push" "protected" \
+	git -C c push --dry-run origin dry-main:main
+agent git -C c switch -q feature
+ok "push --atomic of two branches" agent git -C c push -q --atomic origin feature feature:refs/heads/feature-copy
+check "... both arrived" \
+	"$(srv_git -C "$T/srv/r.git" rev-parse feature)" = "$(srv_git -C "$T/srv/r.git" rev-parse feature-copy)"
+expect_denied "push options are not relayed: git refuses, nothing is pushed" "push-option" \
+	git -C c push -o ci.skip origin feature:refs/heads/with-option
+check "... no such branch" "$(srv_git -C "$T/srv/r.git" branch --list with-option | wc -l)" -eq 0
 before=$(srv_git -C "$T/srv/r.git" rev-parse feature)
 agent git -C c reset -q --hard HEAD~1
 agent git -C c commit -q --allow-empty -m "rewritten"
@@ -130,6 +156,48 @@ ok "clone of a 10,000-commit repository" agent git clone -q "$BASE/big.git" b
 check "... all 10,000 commits" "$(agent git -C b rev-list --count HEAD)" -eq 10000
 check "... and a clean work tree" "$(agent git -C b status --porcelain | wc -l)" -eq 0
 
+# --- the first clone: the cache's pack, handed over whole ------------------------
+# A list that creates the cache clones the remote; while the cache holds
+# only that pack, a container with nothing gets it as it is (no bundle).
+srv_repo fresh
+srv_commit fresh "fresh two"
+ok "first clone of a repository the daemon has no cache for" agent git clone -q "$BASE/fresh.git" f1
+fresh_cache=
+for d in "$T/state/git-cache"/*.git; do
+	if [ "$(git --git-dir="$d" log -1 --format=%s main 2>/dev/null)" = "fresh two" ]; then fresh_cache=$d; fi
+done
+check "... the daemon's cache was made by a clone and marked (relay-fresh-pack)" \
+	"$(cat "$fresh_cache/relay-fresh-pack" 2>/dev/null)" = "$(basename "$(ls "$fresh_cache"/objects/pack/*.pack)" .pack)"
+check "... the container got that very pack (same name: not rebuilt as a bundle)" \
+	"$(basename "$(ls f1/.git/objects/pack/*.pack)" .pack)" = "$(cat "$fresh_cache/relay-fresh-pack")"
+check "... no .keep file left behind, the clone is complete (fsck --strict)" \
+	"$(find f1/.git/objects/pack -name '*.keep' | wc -l)/$(agent git -C f1 fsck --strict 2>&1 | wc -l)" = "0/0"
+check "... with main checked out and tracking origin" \
+	"$(agent git -C f1 log -1 --format=%s)/$(agent git -C f1 rev-parse --abbrev-ref '@{u}')" = "fresh two/origin/main"
+check "... the cache's config is the daemon's (hooksPath, protocol.allow), not clone's alone" \
+	"$(git config --file "$fresh_cache/config" core.hooksPath)/$(git config --file "$fresh_cache/config" protocol.allow)/$(git config --file "$fresh_cache/config" core.bare)" = "/dev/null/never/true"
+# A denied push leaves its objects in the cache (the bundle is checked
+# before the decision). A later clone must not carry them: the cache is no
+# longer just its clone, so the container gets a bundle of the remote's refs.
+secret=unpushed-secret-$RANDOM$RANDOM
+echo "$secret" >f1/secret.txt
+chown "$GR_USER:" f1/secret.txt
+agent git -C f1 add secret.txt
+agent git -C f1 commit -q -m "not for others"
+blob=$(agent git -C f1 rev-parse HEAD:secret.txt)
+expect_denied "push to a repository the policy does not name: denied" "default deny" \
+	git -C f1 push origin HEAD:refs/heads/leak
+check "... control: its objects are in the daemon's cache now" \
+	"$(git --git-dir="$fresh_cache" cat-file -t "$blob" 2>/dev/null)" = blob
+ok "a second clone of the same repository" agent git clone -q "$BASE/fresh.git" f2
+check "... does not get the refused push's objects" \
+	"$(agent git -C f2 cat-file -t "$blob" 2>/dev/null || echo absent)" = absent
+check "... and is complete" "$(agent git -C f2 fsck --strict 2>&1 | wc -l)/$(agent git -C f2 log -1 --format=%s)" = "0/fresh two"
+srv_git init -q --bare -b main "$T/srv/empty.git"
+ok "first clone of an empty repository" agent git clone -q "$BASE/empty.git" e1 2>"$T/err"
+check "... git's own warning once, nothing from the host's clone" \
+	"$(grep -c 'empty repository' "$T/err")" -le 1
+
 # --- a client that goes away mid-operation ------------------------------------------
 # The helper killed (Ctrl-C) while the daemon's git works for it: the
 # daemon kills that git instead of finishing the operation for nobody.
@@ -146,6 +214,20 @@ ok "the daemon's git for a client that hung up is killed" \
 	wait_until 10 sh -c "! { r=\$(pgrep -d, -P $GR_DAEMON_PID) && pgrep -P \"\$r\" -x git >/dev/null; }"
 check "... and the operation is audited as disconnected" \
 	"$(grep -c '"type":"end".*"outcome":"disconnected"' "$T/state/audit.jsonl")" -ge 1
+
+# --- sandbox-execd --check says what the relay will use --------------------------
+check_as_user() { "${GR_RUN_AS[@]}" env -i PATH=/usr/bin:/bin HOME="$T/home" "$T/bin/sandbox-execd" "$@"; }
+out=$(check_as_user --config "$T/execd.conf" --check 2>&1)
+check "--check: the relay's git and cache directory" \
+	"$(echo "$out" | grep -c "^# git relay: git '/usr/bin/git', caches in '$T/state/git-cache'")" -eq 1
+check "... the names of the user's settings it copies, never their values" \
+	"$(echo "$out" | grep '^# git relay:' | grep -c 'credential.helper')/$(echo "$out" | grep -c "$GR_PASS\|git-credentials")" = "1/0"
+mkdir -p "$T/badcache" && chown "$GR_USER:" "$T/badcache" && chmod 755 "$T/badcache"
+sed "s|^git_cache_dir = .*|git_cache_dir = $T/badcache|" "$T/execd.conf" >"$T/execd-bad.conf"
+st=0
+out=$(check_as_user --config "$T/execd-bad.conf" --check 2>&1) || st=$?
+check "... a cache directory others can read: --check fails and says why" \
+	"$st/$(echo "$out" | grep -c 'git relay: cannot start')" = "1/1"
 
 # --- what the host kept -----------------------------------------------------------
 check "the credential is nowhere in the agent's files" "$(grep -rl "$GR_PASS" "$T/agent" "$T/ws" 2>/dev/null | wc -l)" -eq 0
@@ -214,6 +296,29 @@ agent git ls-remote "$BASE/r.git" >/dev/null 2>&1
 pruned_by_size() { grep -q 'larger than git_max_cache_mb' "$T/daemon.log" && one_cache; }
 ok "git_max_cache_mb = 1: older caches go until the rest fits (the newest, 50 MB, stays)" \
 	wait_until 10 pruned_by_size
+gr_stop
+
+# --- a reader that never reads -----------------------------------------------------
+# A hand-made fetch whose out fd is a pipe nobody reads: the daemon's write
+# must give up at the deadline (and release the URL's cache lock) instead
+# of blocking the thread, and every other container's use of the URL, forever.
+gr_conf "backend = static" "policy_file = $T/policy.conf" "command_timeout_ms = 3000"
+gr_start || { echo "Bail out! daemon did not restart"; exit 1; }
+srv_big_history stall 3000
+want=$(agent git ls-remote "$BASE/stall.git" refs/heads/main | cut -f1)
+cp "$SOURCE_DIR/tests/support/execd-rawclient.py" "$T/rawclient.py"
+chmod 644 "$T/rawclient.py"
+"${GR_RUN_AS[@]}" /usr/bin/python3 "$T/rawclient.py" "$T/run/execd.sock" gitstall --token "$(cat "$T/run/token")" \
+	--url "$BASE/stall.git" --want "$want" >"$T/stall.out" 2>&1 &
+stall_pid=$!
+sleep 0.5
+st=0
+timeout 30 "${GR_RUN_AS[@]}" env -i PATH="$T/bin:/usr/bin:/bin" HOME="$T/agent/home" LC_ALL=C \
+	GIT_CONFIG_SYSTEM="$T/gitconfig" SANDBOX_EXECD_SOCKET="$T/run/execd.sock" \
+	SANDBOX_EXECD_TOKEN="$T/run/token" git clone -q "$BASE/stall.git" stall2 >/dev/null 2>&1 || st=$?
+check "a clone of the same URL completes while a fetch's reader stalls (the lock is released)" "$st" -eq 0
+wait "$stall_pid"
+check "... the stalled fetch ended at the deadline (exit 124, timeout)" "$(cat "$T/stall.out")" = "exited 124"
 gr_stop
 gr_check_daemon_log
 tap_done

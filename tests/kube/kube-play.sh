@@ -355,7 +355,7 @@ audit=$(sx cat /var/log/code-sandbox/audit/audit.jsonl 2>/dev/null || true)
 check "the credential is not in the sidecar's audit log" -z "$(printf '%s\n' "$audit" | grep -F -e "$GIT_PASS" || true)"
 check "... nor in the sidecar's log" -z "$(podman logs "$sidecar" 2>&1 | grep -F -e "$GIT_PASS" || true)"
 adec() { printf '%s\n' "$audit" | grep '"type":"decision"' | grep -F "$SIMNET_HOST_B4:$GIT_PORT" | grep -c "$@" || true; }
-check "audit: the relay's ls-remote and fetch allowed" "$(adec -E '"op":"(ls-remote|fetch)".*"allow"|"allow".*"op":"(ls-remote|fetch)"')" -ge 2
+check "audit: the relay's ls-remote and fetch (or clone) allowed" "$(adec -E '"op":"(ls-remote|fetch|clone)".*"allow"|"allow".*"op":"(ls-remote|fetch|clone)"')" -ge 2
 check "audit: the push of refs/heads/agent-branch allowed" \
 	"$(printf '%s\n' "$audit" | grep '"type":"decision"' | grep '"op":"push"' | grep '"dst":"refs/heads/agent-branch"' | grep -c '"allow"' || true)" -ge 1
 check "audit: the pushes to main and of the tag denied" \
@@ -444,8 +444,8 @@ if [ "$st" -eq 0 ]; then
 		"$(sed -n 's/^CLONED=//p' "$CS_T/job-agent.out")" = "hello through the relay"
 	check "... origin is the plain URL" "$(sed -n 's/^ORIGIN=//p' "$CS_T/job-agent.out")" = "$GIT_URL"
 	jaudit=$(cat "$CS_T/emptydir-audit/audit/audit.jsonl" 2>/dev/null || true)
-	check "the Job's sidecar audited the clone's fetch (allowed by the --repo rule)" \
-		"$(printf '%s\n' "$jaudit" | grep '"type":"decision"' | grep '"op":"fetch"' | grep -F "$SIMNET_HOST_B4:$GIT_PORT" | grep -c '"allow"' || true)" -ge 1
+	check "the Job's sidecar audited the clone (allowed by the --repo rule's fetch)" \
+		"$(printf '%s\n' "$jaudit" | grep '"type":"decision"' | grep '"op":"clone"' | grep -F "$SIMNET_HOST_B4:$GIT_PORT" | grep -c '"allow"' || true)" -ge 1
 	check "... and holds no credential" -z "$(printf '%s\n' "$jaudit" | grep -F -e "$GIT_PASS" || true)"
 	check "the clone container had no Secret and no credential in its logs" \
 		-z "$(podman logs "$JOB-clone" 2>&1 | grep -F -e "$GIT_PASS" || true)"

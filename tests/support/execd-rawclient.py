@@ -8,6 +8,9 @@ Usage: execd-rawclient.py SOCKET MODE [options]
   MODE garbage | oversized | trailing | nofds | hold   (hold: connect, send nothing)
   MODE extra    a valid request frame followed by bytes in the same send
   MODE late     a valid request frame, then bytes 0.5 s later (while it runs)
+  MODE gitstall --token T --url URL --want OID: a git relay fetch (frame type
+                3) whose out fd is a pipe this client never reads, its err fd
+                another; prints the reply when it comes
 """
 import argparse
 import os
@@ -16,7 +19,9 @@ import struct
 import sys
 import time
 
-VERSION, T_REQ, T_REP = 1, 1, 2
+VERSION, T_REQ, T_REP, T_GIT = 1, 1, 2, 3
+GIT_TAGS = {"token": 0x20, "op": 0x21, "url": 0x22, "want": 0x25}
+GIT_FETCH = 2
 TAGS = {"token": 1, "tool": 2, "arg": 3, "cwd": 4, "reason": 5}
 ERRORS = ["malformed", "too_large", "unauthenticated", "unknown_tool", "policy_denied",
           "path_outside_workspace", "busy", "timeout", "internal"]
@@ -37,6 +42,12 @@ def request_payload(a):
         p += field(TAGS["arg"], arg.encode())
     p += field(TAGS["cwd"], a.cwd.encode())
     return p
+
+
+def git_fetch_payload(a):
+    return (field(GIT_TAGS["token"], a.token.encode()) +
+            field(GIT_TAGS["op"], struct.pack(">I", GIT_FETCH)) +
+            field(GIT_TAGS["url"], a.url.encode()) + field(GIT_TAGS["want"], a.want.encode()))
 
 
 def recv_exact(s, n):
@@ -79,6 +90,8 @@ def main():
     ap.add_argument("--tool", default="echo")
     ap.add_argument("--cwd", default="/")
     ap.add_argument("--arg", action="append")
+    ap.add_argument("--url", default="")
+    ap.add_argument("--want", default="")
     a = ap.parse_args()
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(a.socket)
@@ -107,6 +120,15 @@ def send(a, s):
         socket.send_fds(s, [frame(request_payload(a))], fds)
         time.sleep(0.5)
         s.sendall(b"junk")
+    elif a.mode == "gitstall":
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        null = os.open("/dev/null", os.O_RDONLY)
+        socket.send_fds(s, [frame(git_fetch_payload(a), ftype=T_GIT)], [null, out_w, err_w])
+        os.close(out_w)
+        os.close(err_w)
+        print(read_reply(s))  # out_r and err_r stay open, never read
+        return 0
     elif a.mode == "nofds":
         s.sendall(frame(request_payload(a)))
     elif a.mode == "hold":

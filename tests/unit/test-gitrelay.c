@@ -78,6 +78,63 @@ TEST(wire_git_round_trip_fetch)
 	wire_git_request_done(&out);
 }
 
+TEST(wire_git_flags_and_cloning)
+{
+	char wants[1][WIRE_GIT_OID_MAX + 1] = { OID1 };
+	struct wire_git_update up = { .src = OID1, .dst = "refs/heads/a" };
+	struct wire_git_request push = { .token = "t", .op = WIRE_GIT_PUSH, .url = "h:x",
+					 .updates = &up, .n_updates = 1,
+					 .flags = WIRE_GIT_FLAG_DRY_RUN | WIRE_GIT_FLAG_ATOMIC };
+	struct wire_git_request fetch = { .token = "t", .op = WIRE_GIT_FETCH, .url = "h:x",
+					  .wants = wants, .n_wants = 1, .cloning = true };
+	struct wire_git_request out;
+	size_t len;
+
+	ASSERT_OK(wire_git_encode_request(&push, buf, sizeof(buf), &len));
+	ASSERT_OK(wire_git_decode_request(buf, len, WIRE_MAX_FRAME, &out));
+	EXPECT_EQ(out.flags, WIRE_GIT_FLAG_DRY_RUN | WIRE_GIT_FLAG_ATOMIC);
+	EXPECT_FALSE(out.cloning);
+	wire_git_request_done(&out);
+	ASSERT_OK(wire_git_encode_request(&fetch, buf, sizeof(buf), &len));
+	ASSERT_OK(wire_git_decode_request(buf, len, WIRE_MAX_FRAME, &out));
+	EXPECT_TRUE(out.cloning);
+	EXPECT_EQ(out.flags, 0);
+	wire_git_request_done(&out);
+	/* the encoder refuses what the decoder would */
+	push.flags = 0x80;
+	EXPECT_ERR(wire_git_encode_request(&push, buf, sizeof(buf), &len), EINVAL);
+	push.flags = WIRE_GIT_FLAG_DRY_RUN;
+	push.cloning = true;
+	EXPECT_ERR(wire_git_encode_request(&push, buf, sizeof(buf), &len), EINVAL);
+	fetch.flags = WIRE_GIT_FLAG_DRY_RUN;
+	EXPECT_ERR(wire_git_encode_request(&fetch, buf, sizeof(buf), &len), EINVAL);
+	/* flags on a fetch, unknown bits, twice: refused by the decoder
+	 * (hand-built: the encoder will not write them) */
+	fetch.flags = 0;
+	fetch.cloning = false;
+	ASSERT_OK(wire_git_encode_request(&fetch, buf, sizeof(buf), &len));
+	{
+		static const uint8_t bad[][9] = {
+			{ WIRE_TAG_GIT_FLAGS, 0, 0, 0, 4, 0, 0, 0, 1 },    /* flags on a fetch */
+			{ WIRE_TAG_GIT_FLAGS, 0, 0, 0, 4, 0, 0, 0, 0x10 }, /* unknown bit */
+			{ WIRE_TAG_GIT_FLAGS, 0, 0, 0, 3, 0, 0, 1, 0 },    /* short */
+		};
+		uint8_t f2[WIRE_MAX_FRAME];
+
+		for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+			size_t n = (size_t)bad[i][4] + 5;
+
+			memcpy(f2, buf, len);
+			memcpy(f2 + len, bad[i], n);
+			f2[4] = (uint8_t)((len + n - WIRE_HEADER_SIZE) >> 24);
+			f2[5] = (uint8_t)((len + n - WIRE_HEADER_SIZE) >> 16);
+			f2[6] = (uint8_t)((len + n - WIRE_HEADER_SIZE) >> 8);
+			f2[7] = (uint8_t)(len + n - WIRE_HEADER_SIZE);
+			EXPECT_ERR(wire_git_decode_request(f2, len + n, WIRE_MAX_FRAME, &out), EBADMSG);
+		}
+	}
+}
+
 TEST(wire_git_encoder_refuses)
 {
 	struct wire_git_update bad_ref = { .src = OID1, .dst = "refs/heads/a..b" };
@@ -163,11 +220,11 @@ TEST(wire_git_decoder_refuses_hand_built)
 	wire_git_request_done(&out);
 	/* unknown optional tag skipped, unknown required tag refused */
 	n = base(p, WIRE_GIT_LIST);
-	n += field(p + n, 0xa7, "x", 1);
+	n += field(p + n, 0xaf, "x", 1);
 	ASSERT_OK(wire_git_decode_request(buf, frame(buf, p, n), WIRE_MAX_FRAME, &out));
 	wire_git_request_done(&out);
 	n = base(p, WIRE_GIT_LIST);
-	n += field(p + n, 0x27, "x", 1);
+	n += field(p + n, 0x2f, "x", 1);
 	EXPECT_ERR(wire_git_decode_request(buf, frame(buf, p, n), WIRE_MAX_FRAME, &out), EBADMSG);
 	/* duplicate url, op out of range, op of the wrong size */
 	n = base(p, WIRE_GIT_LIST);
@@ -483,4 +540,86 @@ TEST(push_status)
 	EXPECT_EQ(gitrelay_push_status(out, sizeof(out) - 1, "refs/heads/p", &ok, why, sizeof(why)), 1);
 	EXPECT_STREQ(why, "pre-receive hook? declined");
 	EXPECT_EQ(gitrelay_push_status(out, sizeof(out) - 1, "refs/heads/q", &ok, why, sizeof(why)), 0);
+}
+
+TEST(pack_header)
+{
+	char h[GITRELAY_PACK_HDR_MAX + 8];
+	uint64_t p = 0, x = 0;
+	size_t hl = 0;
+	int k = gitrelay_pack_header(h, sizeof(h), 2396417, 841072);
+
+	EXPECT_EQ(k, (int)strlen(GITRELAY_PACK_MAGIC "2396417 841072\n"));
+	EXPECT_EQ(gitrelay_parse_pack_header(h, (size_t)k, &p, &x, &hl), 1);
+	EXPECT_EQ(p, 2396417);
+	EXPECT_EQ(x, 841072);
+	EXPECT_EQ(hl, (size_t)k);
+	/* the largest sizes fit the header bound */
+	k = gitrelay_pack_header(h, sizeof(h), GITRELAY_MAX_PACK, GITRELAY_MAX_PACK);
+	EXPECT_TRUE(k > 0 && k <= GITRELAY_PACK_HDR_MAX);
+	EXPECT_EQ(gitrelay_parse_pack_header(h, (size_t)k, &p, &x, &hl), 1);
+	EXPECT_ERR(gitrelay_pack_header(h, sizeof(h), GITRELAY_MAX_PACK + 1, 1), EINVAL);
+	EXPECT_ERR(gitrelay_pack_header(h, sizeof(h), 0, 1), EINVAL);
+	EXPECT_ERR(gitrelay_pack_header(h, 10, 1, 1), ENOBUFS);
+	/* a bundle is not a relay pack */
+	EXPECT_EQ(gitrelay_parse_pack_header("# v2 git bundle\n", 16, &p, &x, &hl), 0);
+	EXPECT_EQ(gitrelay_parse_pack_header("", 0, &p, &x, &hl), 0);
+	{
+		static const char *const bad[] = {
+			GITRELAY_PACK_MAGIC "1 2",         /* no newline */
+			GITRELAY_PACK_MAGIC "01 2\n",      /* leading zero */
+			GITRELAY_PACK_MAGIC "0 2\n",       /* empty pack */
+			GITRELAY_PACK_MAGIC "1  2\n",      /* two spaces */
+			GITRELAY_PACK_MAGIC "-1 2\n",      /* sign */
+			GITRELAY_PACK_MAGIC "1 2 3\n",     /* a third field */
+			GITRELAY_PACK_MAGIC "1\n",         /* one field */
+			GITRELAY_PACK_MAGIC "8589934593 1\n", /* over GITRELAY_MAX_PACK */
+			GITRELAY_PACK_MAGIC "99999999999999999999999 1\n",
+			GITRELAY_PACK_MAGIC "1 2\r\n",
+		};
+
+		for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+			EXPECT_ERR(gitrelay_parse_pack_header(bad[i], strlen(bad[i]), &p, &x, &hl),
+				   EBADMSG);
+	}
+}
+
+TEST(pack_name)
+{
+	uint8_t ph[GITRELAY_PACK_HEAD] = { 'P', 'A', 'C', 'K', 0, 0, 0, 2, 0, 0, 0, 3 };
+	uint8_t ih[GITRELAY_IDX_HEAD] = { 0xff, 't', 'O', 'c', 0, 0, 0, 2 };
+	uint8_t sum[32], it[64];
+	char name[65];
+	const uint64_t idx_min = GITRELAY_IDX_HEAD + 1024 + 40;
+
+	for (size_t i = 0; i < sizeof(sum); i++)
+		sum[i] = (uint8_t)(0xa0 + i);
+	memcpy(it, sum, 20);
+	memset(it + 20, 0x55, 20);
+	ASSERT_OK(gitrelay_pack_name(ph, sum, 32, ih, it, idx_min, 20, name));
+	EXPECT_STREQ(name, "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3");
+	ph[7] = 3; /* version 3 packs exist */
+	ASSERT_OK(gitrelay_pack_name(ph, sum, 32, ih, it, idx_min, 20, name));
+	ph[7] = 4;
+	EXPECT_ERR(gitrelay_pack_name(ph, sum, 32, ih, it, idx_min, 20, name), EBADMSG);
+	ph[7] = 2;
+	/* too small for what they claim to be */
+	EXPECT_ERR(gitrelay_pack_name(ph, sum, 31, ih, it, idx_min, 20, name), EBADMSG);
+	EXPECT_ERR(gitrelay_pack_name(ph, sum, 32, ih, it, idx_min - 1, 20, name), EBADMSG);
+	/* the index names another pack */
+	it[3] ^= 1;
+	EXPECT_ERR(gitrelay_pack_name(ph, sum, 32, ih, it, idx_min, 20, name), EBADMSG);
+	it[3] ^= 1;
+	/* index version 1 or garbage, a pack that is not one */
+	ih[7] = 1;
+	EXPECT_ERR(gitrelay_pack_name(ph, sum, 32, ih, it, idx_min, 20, name), EBADMSG);
+	ih[7] = 2;
+	ph[0] = 'p';
+	EXPECT_ERR(gitrelay_pack_name(ph, sum, 32, ih, it, idx_min, 20, name), EBADMSG);
+	ph[0] = 'P';
+	EXPECT_ERR(gitrelay_pack_name(ph, sum, 32, ih, it, idx_min, 21, name), EBADMSG);
+	/* SHA-256 */
+	memcpy(it, sum, 32);
+	ASSERT_OK(gitrelay_pack_name(ph, sum, 44, ih, it, idx_min + 24, 32, name));
+	EXPECT_EQ(strlen(name), 64);
 }

@@ -241,6 +241,37 @@ TEST(flag_values)
 	policy_free(p);
 }
 
+TEST(git_clone_is_a_fetch)
+{
+	/* rules on fetch cover clone; a rule can name clone alone */
+	struct policy *p = parse_ok("deny git clone dest=h.test/big reason=\"too big to clone\"\n"
+				    "allow git ls-remote,fetch dest=h.test/*\n"
+				    "deny git fetch dest=h.test/secret reason=\"no\"\n");
+	struct policy_verdict v;
+
+	ASSERT_NOT_NULL(p);
+	EXPECT_EQ(decide(p, "git clone", "https://h.test/r.git", &v), AUTHZ_ALLOW);
+	EXPECT_EQ(v.line, 2);
+	EXPECT_EQ(decide(p, "git fetch", "https://h.test/r.git", &v), AUTHZ_ALLOW);
+	EXPECT_EQ(decide(p, "git clone", "https://h.test/big", &v), AUTHZ_DENY);
+	EXPECT_STREQ(v.reason, "too big to clone");
+	EXPECT_EQ(decide(p, "git fetch", "https://h.test/big", &v), AUTHZ_ALLOW);
+	EXPECT_EQ(decide(p, "git clone", "https://other.test/r", &v), AUTHZ_DENY);
+	/* fetch does not cover push, clone does not cover fetch */
+	EXPECT_EQ(decide(p, "git push", "https://h.test/r.git", &v), AUTHZ_DENY);
+	policy_free(p);
+	p = parse_ok("allow git clone\n");
+	ASSERT_NOT_NULL(p);
+	EXPECT_EQ(decide(p, "git fetch", NULL, &v), AUTHZ_DENY);
+	EXPECT_EQ(decide(p, "git clone", NULL, &v), AUTHZ_ALLOW);
+	/* not for other tools */
+	policy_free(p);
+	p = parse_ok("allow kubectl fetch\n");
+	ASSERT_NOT_NULL(p);
+	EXPECT_EQ(decide(p, "kubectl clone", NULL, &v), AUTHZ_DENY);
+	policy_free(p);
+}
+
 TEST(first_matching_reason_is_shown)
 {
 	struct policy *p = parse_ok("deny git push reason=\"first\"\ndeny git push reason=\"second\"\n"
