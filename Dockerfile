@@ -1,12 +1,20 @@
-# code-sandbox image: sandbox-init as PID 1, Claude Code and opencode as the
-# agents, a read-only root (SECURITY.md, "Writable paths").
+# code-sandbox image: sandbox-init as PID 1, Claude Code as the agent (the
+# default command), opencode as an opt-in last layer; a read-only root
+# (SECURITY.md, "Writable paths").
 #
-#   code-sandbox build                      (the launcher: podman or docker)
+#   code-sandbox build [--with-opencode]     (the launcher: podman or docker)
 #   podman build --pull=never --network=host -t localhost/code-sandbox:latest .
+#   podman build --pull=never --network=host --build-arg WITH_OPENCODE=1 -t ... .
+#
+# Size (bench/image-build.sh): Claude Code's standalone binary alone is about
+# 400 MB, opencode's about 185 MB; the default image (Claude Code, git) stays
+# under 600 MB, the opencode image adds that one layer on top of it (every
+# layer before it is shared and cached).
 #
 # Optional build secrets, absent from every layer and ignored when not given:
 #   --secret id=hostca,src=/etc/ssl/certs/ca-certificates.crt   a TLS-intercepting proxy's CA
 #   --secret id=npmrc,src=FILE                                  an npm config (private registry)
+# (BuildKit or buildah; Docker's legacy builder has no RUN --mount.)
 # No registry? `code-sandbox build --offline-base` creates debian:bookworm-slim
 # from Debian's packages first.
 
@@ -54,9 +62,9 @@ RUN set -eu; \
     done | cut -d: -f1 | sort -u | tr '\n' ' '; echo
 
 # ---------------------------------------------------------------------------
-# agents: npm installs the pinned Claude Code and opencode; both ship
-# standalone binaries, so the runtime stage needs no node.
-FROM debian:bookworm-slim AS agents
+# npm-base: npm, for the agents' packages only (both ship standalone binaries,
+# so the runtime stage needs no node).
+FROM debian:bookworm-slim AS npm-base
 RUN --mount=type=secret,id=hostca,required=false \
     set -eu; \
     if [ -s /run/secrets/hostca ]; then \
@@ -64,31 +72,53 @@ RUN --mount=type=secret,id=hostca,required=false \
     apt-get update --error-on=any -q; \
     apt-get install -y -q --no-install-recommends nodejs npm ca-certificates; \
     rm -f /etc/apt/apt.conf.d/99hostca; rm -rf /var/lib/apt/lists/*
-# After the node layer, so that another version reuses it.
+# standalone-binary CANDIDATE...: prints the first candidate that is an ELF
+# file (the npm packages ship a launcher script plus the platform's
+# binary in an optional dependency).
+RUN set -eu; \
+    printf '%s\n' '#!/bin/sh' \
+        'for c in "$@"; do' \
+        '  if [ -f "$c" ] && [ "$(head -c 4 "$c" | od -An -c | tr -d " \n")" = 177ELF ]; then readlink -f "$c"; exit 0; fi' \
+        'done' \
+        'echo "no standalone binary among: $*" >&2; exit 1' > /usr/local/bin/standalone-binary; \
+    chmod 0755 /usr/local/bin/standalone-binary
+
+# claude: the pinned Claude Code, after npm-base's layers (another version
+# reuses them).
+FROM npm-base AS claude
 ARG CLAUDE_CODE_VERSION=2.1.332
-ARG OPENCODE_VERSION=1.18.33
 RUN --mount=type=secret,id=hostca,required=false --mount=type=secret,id=npmrc,required=false \
     set -eu; \
     if [ -s /run/secrets/hostca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/hostca; fi; \
     if [ -s /run/secrets/npmrc ]; then export NPM_CONFIG_USERCONFIG=/run/secrets/npmrc; fi; \
-    # An empty OPENCODE_VERSION leaves opencode out (185 MB).
-    npm install -g --no-fund --no-audit \
-        @anthropic-ai/claude-code@"$CLAUDE_CODE_VERSION" ${OPENCODE_VERSION:+opencode-ai@"$OPENCODE_VERSION"}; \
+    npm install -g --no-fund --no-audit @anthropic-ai/claude-code@"$CLAUDE_CODE_VERSION"; \
     root=$(npm root -g); \
     case $(dpkg --print-architecture) in amd64) arch=x64 ;; arm64) arch=arm64 ;; *) arch=unknown ;; esac; \
-    elf() { [ "$(head -c 4 "$1" | od -An -c | tr -d ' \n')" = '177ELF' ]; }; \
-    pick() { for c in "$@"; do if [ -f "$c" ] && elf "$c"; then readlink -f "$c"; return 0; fi; done; return 1; }; \
-    mkdir -p /agents; \
-    claude=$(pick "$root/@anthropic-ai/claude-code/bin/claude.exe" \
+    claude=$(standalone-binary "$root/@anthropic-ai/claude-code/bin/claude.exe" \
         "$root/@anthropic-ai/claude-code/node_modules/@anthropic-ai/claude-code-linux-$arch/claude" \
-        "$root/@anthropic-ai/claude-code-linux-$arch/claude") || { echo "no standalone claude binary" >&2; exit 1; }; \
-    install -m 0755 "$claude" /agents/claude; \
-    if [ -n "$OPENCODE_VERSION" ]; then \
-        opencode=$(pick "$root/opencode-ai/bin/opencode.exe" \
-            "$root/opencode-ai/node_modules/opencode-linux-$arch/bin/opencode" \
-            "$root/opencode-linux-$arch/bin/opencode") || { echo "no standalone opencode binary" >&2; exit 1; }; \
-        install -m 0755 "$opencode" /agents/opencode; \
-    fi; \
+        "$root/@anthropic-ai/claude-code-linux-$arch/claude"); \
+    install -D -m 0755 "$claude" /agents/claude; \
+    ls -l /agents
+
+# opencode: only with WITH_OPENCODE=1 (otherwise /agents stays empty and
+# the runtime's last layer adds nothing).
+FROM npm-base AS opencode
+ARG WITH_OPENCODE=0
+ARG OPENCODE_VERSION=1.18.33
+RUN --mount=type=secret,id=hostca,required=false --mount=type=secret,id=npmrc,required=false \
+    set -eu; \
+    install -d -m 0755 /agents; \
+    case $WITH_OPENCODE in 0 | '') exit 0 ;; 1) ;; *) echo "WITH_OPENCODE must be 0 or 1" >&2; exit 1 ;; esac; \
+    [ -n "$OPENCODE_VERSION" ] || { echo "WITH_OPENCODE=1 needs OPENCODE_VERSION" >&2; exit 1; }; \
+    if [ -s /run/secrets/hostca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/hostca; fi; \
+    if [ -s /run/secrets/npmrc ]; then export NPM_CONFIG_USERCONFIG=/run/secrets/npmrc; fi; \
+    npm install -g --no-fund --no-audit opencode-ai@"$OPENCODE_VERSION"; \
+    root=$(npm root -g); \
+    case $(dpkg --print-architecture) in amd64) arch=x64 ;; arm64) arch=arm64 ;; *) arch=unknown ;; esac; \
+    opencode=$(standalone-binary "$root/opencode-ai/bin/opencode.exe" \
+        "$root/opencode-ai/node_modules/opencode-linux-$arch/bin/opencode" \
+        "$root/opencode-linux-$arch/bin/opencode"); \
+    install -m 0755 "$opencode" /agents/opencode; \
     ls -l /agents
 
 # ---------------------------------------------------------------------------
@@ -102,10 +132,18 @@ RUN --mount=type=secret,id=hostca,required=false \
     set -eu; \
     if [ -s /run/secrets/hostca ]; then \
         printf 'Acquire::https::CaInfo "/run/secrets/hostca";\n' > /etc/apt/apt.conf.d/99hostca; fi; \
+    # Besides the slim base's own dpkg excludes (docs, man pages, locales):
+    # perl's C headers (for compiling XS modules, 8 MB) and its pod pages,
+    # for this one install only, so later installs (EXTRA_PACKAGES, a
+    # derived image) are unaffected; `apt-get install --reinstall
+    # libperl5.36 perl-modules-5.36` brings them back.
+    printf '%s\n' 'path-exclude /usr/lib/*/perl/*/CORE/*.h' 'path-exclude /usr/share/perl/*/pod/*' \
+        > /etc/dpkg/dpkg.cfg.d/90code-sandbox-trim; \
     apt-get update --error-on=any -q; \
     apt-get install -y -q --no-install-recommends \
         $RUNTIME_LIBS ca-certificates bash git ripgrep; \
-    rm -f /etc/apt/apt.conf.d/99hostca; rm -rf /var/lib/apt/lists/*
+    rm -f /etc/dpkg/dpkg.cfg.d/90code-sandbox-trim /etc/apt/apt.conf.d/99hostca; \
+    rm -rf /var/lib/apt/lists/* /var/log/apt/* /var/log/dpkg.log /var/cache/debconf/*-old
 
 # The agent's account: UID/GID 1000 here, remapped at every start by
 # sandbox-init to HOST_UID/HOST_GID.
@@ -131,7 +169,7 @@ RUN --mount=type=secret,id=hostca,required=false \
 # End of the project toolchain.
 # ===========================================================================
 
-COPY --from=agents /agents/ /usr/local/bin/
+COPY --from=claude /agents/claude /usr/local/bin/claude
 COPY --from=builder /out/ /
 # The container's git runs no hooks from the workspace (SECURITY.md, "Host pivots").
 COPY image/gitconfig /etc/gitconfig
@@ -174,3 +212,15 @@ RUN set -eu; \
 WORKDIR /workspace
 ENTRYPOINT ["/usr/sbin/sandbox-init", "--"]
 CMD ["claude"]
+
+# ===========================================================================
+# opencode, opt-in and last (WITH_OPENCODE=1, `code-sandbox build
+# --with-opencode`): every layer of the default image but its last (this
+# COPY of an empty directory there) is this image's too, from the cache. The
+# binary is root's, mode 0755 (the opencode stage installs it so), like
+# everything the hardening step above checked; test-sandbox.sh checks both
+# variants' files from inside. The label tells the launcher whether the
+# image has opencode.
+ARG WITH_OPENCODE=0
+COPY --from=opencode /agents/ /usr/local/bin/
+LABEL io.code-sandbox.opencode=$WITH_OPENCODE

@@ -166,7 +166,13 @@ check "writing into /etc fails" "$(P root_write)" != ok
 check "pids limit applied (1024)" "$(P pids_max)" = 1024
 check "memory limit applied (4g)" "$(P memory_max)" = 4294967296
 check "claude --version as devuser ($(P claude_version))" -n "$(P claude_version | grep -E '^[0-9]+\.[0-9]+\.[0-9]+ \(Claude Code\)$' || true)"
-check "opencode --version as devuser ($(P opencode_version))" -n "$(P opencode_version | grep -E '^[0-9]+\.[0-9]+\.[0-9]+' || true)"
+if cs_has_opencode "$CS_IMAGE"; then
+	check "opencode --version as devuser ($(P opencode_version))" -n "$(P opencode_version | grep -E '^[0-9]+\.[0-9]+\.[0-9]+' || true)"
+else
+	# The default image is Claude Code's; opencode is the variant's (below).
+	check "the image has no opencode (label io.code-sandbox.opencode=0: $(P opencode_version))" \
+		-z "$(P opencode_version | grep -E '^[0-9]+\.[0-9]+\.[0-9]+' || true)"
+fi
 
 # --- the controls again, after deleting the table -------------------------
 control after
@@ -212,14 +218,40 @@ orph=$(tr '\n' ' ' <"$CS_T/orphans.out")
 check "orphans of the agent are reparented to PID 1 and reaped ($orph)" \
 	"$(grep -c -x -E 'orphans_reparented=5|orphans_left=0|zombies_after=0' "$CS_T/orphans.out" || true)" = 3
 
+# --- opencode: the opt-in variant (the default image's layers plus one) ---
+# Never a silent pass: the variant is built (from the cache) when missing.
+if ! cs_has_opencode "$CS_IMAGE"; then
+	st=0
+	cs_launch "$CS_T/nooc.out" "$CS_T/nooc.err" -- -- opencode --version || st=$?
+	check "code-sandbox -- opencode on the default image: exit 127, no container ($st)" "$st" -eq 127
+	check "... and it says how to get it (build --with-opencode)" -n "$(grep -F 'build --with-opencode' "$CS_T/nooc.err" || true)"
+fi
+if cs_image_opencode; then
+	st=0
+	cs_launch "$CS_T/oc.out" "$CS_T/oc.err" CODE_SANDBOX_IMAGE="$CS_OC_IMAGE" -- \
+		-- sh -c 'id -un; stat -c %u:%g:%a /usr/local/bin/opencode; test -w /usr/local/bin/opencode && echo writable || echo not-writable; timeout 60 opencode --version 2>&1 | head -n 1' || st=$?
+	check "opencode variant $CS_OC_IMAGE: starts through bin/code-sandbox ($st)" "$st" -eq 0
+	check "opencode variant: opencode --version as devuser ($(sed -n 4p "$CS_T/oc.out"))" \
+		"$(sed -n 1p "$CS_T/oc.out"):$(sed -n 4p "$CS_T/oc.out" | grep -cE '^[0-9]+\.[0-9]+\.[0-9]+')" = devuser:1
+	check "opencode variant: the binary is root's, 0755, not writable by the agent" \
+		"$(sed -n 2,3p "$CS_T/oc.out" | tr '\n' ' ')" = "0:0:755 not-writable "
+	if [ "$st" -ne 0 ]; then diag "$(tail -5 "$CS_T/oc.err")"; fi
+else
+	check "opencode variant $CS_OC_IMAGE: built with bin/code-sandbox build --with-opencode" 1 -eq 0
+fi
+
 # --- a second start: settings restored, profile chosen at launch ----------
 st=0
 cs_launch "$CS_T/perm.out" "$CS_T/perm.err" CODE_SANDBOX_PROFILE=permissive -- \
-	-- sh -c 'sha256sum /etc/claude-code/managed-settings.json ~/.claude/settings.json; stat -c %u:%g:%a ~/.claude/settings.json' || st=$?
+	-- sh -c 'sha256sum /etc/claude-code/managed-settings.json ~/.claude/settings.json; stat -c %u:%g:%a ~/.claude/settings.json
+		cp /bin/true /tmp/cs-exec && /tmp/cs-exec && echo tmp_exec=ok; grep " /tmp " /proc/mounts' || st=$?
 perm_sha=$(sha256sum "$SRC/settings-profiles/permissive.json" | cut -d' ' -f1)
 check "CODE_SANDBOX_PROFILE=permissive installs the permissive profile, no rebuild" \
 	"$(awk 'NR == 1 {print $1}' "$CS_T/perm.out")" = "$perm_sha"
 check "the next start restores the user mirror (the profile's bytes, root 0444)" \
 	"$(awk 'NR == 2 {print $1}' "$CS_T/perm.out"):$(sed -n 3p "$CS_T/perm.out")" = "$perm_sha:0:0:444"
+# The same on Docker, whose --tmpfs adds noexec unless told exec.
+check "/tmp: tmpfs, nosuid, nodev, programs run from it ($(sed -n 5p "$CS_T/perm.out" | cut -d' ' -f4))" \
+	"$(sed -n 4p "$CS_T/perm.out"):$(sed -n 5p "$CS_T/perm.out" | cut -d' ' -f3,4 | grep -c 'tmpfs .*nosuid,nodev' | tr -d '\n'):$(sed -n 5p "$CS_T/perm.out" | grep -c noexec | tr -d '\n')" = tmp_exec=ok:1:0
 
 summary

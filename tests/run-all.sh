@@ -4,8 +4,9 @@
 #   2. clang build under ASan+UBSan: unit, fuzz replay, and as root the
 #      integration suite in Linux namespaces
 #   3. clang libFuzzer build: a short fuzzing run of every target
-#   4. test-sandbox.sh, tests/e2e-agent.sh and the kube play test against
-#      the container image (built through bin/code-sandbox right after the
+#   4. test-sandbox.sh, tests/e2e-agent.sh, the rootless podman test and
+#      the kube play test against the container images (the default and
+#      the opencode variant, built through bin/code-sandbox right after the
 #      gcc build, so the root suite's container tests use this checkout's
 #      image too; a counted SKIP when no engine works)
 # and ends with one line "N passed, M failed" summing every layer (TAP
@@ -101,6 +102,8 @@ else
 	status=1
 fi
 container_test e2e-agent tests/e2e-agent.sh
+# Rootless podman for real: a test user runs the launcher on its own workspace.
+container_test container-rootless tests/container-rootless.sh
 
 # The Kubernetes Pod and Job of code-sandbox kube under podman kube play.
 container_test kube-play tests/kube/kube-play.sh

@@ -43,7 +43,10 @@ def launcher_args():
         env = {"PATH": f"{t}/bin:/usr/bin:/bin", "HOME": f"{t}/home", "XDG_CONFIG_HOME": f"{t}/cfg",
                "XDG_STATE_HOME": f"{t}/state", "CONTAINER_ENGINE": "podman", "HOST_UID": "4242",
                "HOST_GID": "4242", "CODE_SANDBOX_DNS": "198.51.100.53", "ANTHROPIC_API_KEY": "x",
-               "EXTRA_ALLOWED_DOMAINS": "example.org", "CODE_SANDBOX_PROFILE": "strict"}
+               "EXTRA_ALLOWED_DOMAINS": "example.org", "CODE_SANDBOX_PROFILE": "strict",
+               # the rootful form, whoever runs the check (docker-compose.yml
+               # has no rootless variant: README.md, "Rootless engines")
+               "CODE_SANDBOX_ROOTLESS": "0"}
         out = subprocess.run([f"{SRC}/bin/code-sandbox", "--dry-run", "--no-daemon", "--", "true"], cwd=f"{t}/proj",
                              env=env, check=True, capture_output=True, text=True).stdout
     lines = out.splitlines()

@@ -20,7 +20,11 @@ for e in podman docker; do
 #!/bin/sh
 printf '%s\n' "$e \$*" >>"$T/calls"
 case \$1 in
-info) [ "\${FAKE_$(echo $e | tr '[:lower:]' '[:upper:]')_INFO:-ok}" = ok ] ;;
+info) [ "\${FAKE_$(echo $e | tr '[:lower:]' '[:upper:]')_INFO:-ok}" = ok ] || exit 1
+	[ -z "\${FAKE_SECOPTS:-}" ] || printf '%s\n' "\$FAKE_SECOPTS" ;;
+--version) [ -z "\${FAKE_VERSION:-}" ] || printf '%s\n' "\$FAKE_VERSION" ;;
+image) [ -z "\${FAKE_LABEL:-}" ] || printf '%s\n' "\$FAKE_LABEL" ;;
+build) printf '%s\n' "$e-env DOCKER_BUILDKIT=\${DOCKER_BUILDKIT:-}" >>"$T/calls" ;;
 run) exit "\${FAKE_EXIT:-0}" ;;
 ps) [ -z "\${FAKE_PS:-}" ] || printf '%s\n' "\$FAKE_PS" ;;
 container) [ -z "\${FAKE_ENV:-}" ] || printf '%s\n' "\$FAKE_ENV" ;;
@@ -357,4 +361,75 @@ out=$(cs "$T/gitproj" CONTAINER_ENGINE=podman -- --dry-run -- true 2>&1)
 ok "git identity from the host's config despite the workspace's .git" has "--env=GIT_AUTHOR_NAME=Host User"
 ok "  and its e-mail" has --env=GIT_COMMITTER_EMAIL=host@example.org
 rm -f "$T/home/.gitconfig"
+
+# Rootless engines (bin/code-sandbox, "Rootless engines"): podman maps the
+# user's IDs to themselves; rootless Docker cannot, and says so.
+rootless_args() { grep -xE -- '--(userns|user|passwd)=.*' <<<"$out" | tr '\n' ' '; }
+out=$(cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_ROOTLESS=1 -- --dry-run -- true)
+check "rootless podman: keep-id, PID 1 the container's root, no passwd entry ($(rootless_args))" \
+	"$(rootless_args)" = "--userns=keep-id --user=0:0 --passwd=false "
+ok "  before the workspace mount" grep -qxF -- "--passwd=false" <<<"$(sed -n '/^--volume=.*:\/workspace$/q;p' <<<"$out")"
+out=$(cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_ROOTLESS=0 -- --dry-run -- true)
+check "CODE_SANDBOX_ROOTLESS=0: no user namespace arguments" -z "$(rootless_args)"
+out=$(cs "$T/proj" CONTAINER_ENGINE=podman -- --dry-run -- true)
+if [ "$(id -u)" = 0 ]; then
+	check "podman as root: rootful, no user namespace arguments" -z "$(rootless_args)"
+else
+	check "podman as a user: rootless detected" -n "$(rootless_args)"
+fi
+st=0
+cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_ROOTLESS=maybe -- --dry-run -- true >/dev/null 2>&1 || st=$?
+check "CODE_SANDBOX_ROOTLESS=maybe: refused ($st)" "$st" -ne 0
+err=$(cs "$T/proj" CONTAINER_ENGINE=docker FAKE_SECOPTS="name=seccomp,profile=builtin name=rootless name=cgroupns " -- --dry-run -- true 2>&1 >/dev/null)
+ok "rootless Docker (docker info SecurityOptions): the warning about the workspace's owner" grep -q 'rootless Docker: files the agent writes' <<<"$err"
+out=$(cs "$T/proj" CONTAINER_ENGINE=docker FAKE_SECOPTS="name=seccomp,profile=builtin name=rootless " -- --dry-run -- true 2>/dev/null)
+check "  and no podman-only arguments for Docker" -z "$(rootless_args)"
+err=$(cs "$T/proj" CONTAINER_ENGINE=docker FAKE_SECOPTS="name=seccomp,profile=builtin name=cgroupns " -- --dry-run -- true 2>&1 >/dev/null)
+check "rootful Docker: no warning" -z "$(grep 'rootless' <<<"$err" || true)"
+st=0
+out=$(cs "$T/proj" CONTAINER_ENGINE=docker FAKE_SECOPTS="name=seccomp,profile=builtin name=rootless " -- doctor 2>/dev/null) || st=$?
+check "doctor: rootless Docker is a problem with its fix ($st)" "$st:$(grep -c '^FAIL  rootless Docker' <<<"$out"):$(grep -c 'fix: use rootless podman' <<<"$out")" = 1:1:1
+out=$(cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_ROOTLESS=1 -- doctor 2>/dev/null) || true
+ok "doctor: rootless podman is fine (keep-id)" grep -q '^ok    rootless podman: your UID and GID mapped' <<<"$out"
+# podman-docker's `docker` is podman (its info answers with no Docker daemon).
+out=$(cs "$T/proj" FAKE_VERSION="podman version 4.3.1" -- --dry-run -- true)
+check "engine choice: a docker that is podman-docker's shim counts as podman" "$(head -n 1 <<<"$out")" = podman
+out=$(cs "$T/proj" FAKE_VERSION="Docker version 28.2.2, build e6534b4" -- --dry-run -- true)
+check "engine choice: a real docker client whose daemon answers is docker" "$(head -n 1 <<<"$out")" = docker
+
+# code-sandbox build: each engine's own flags.
+: >"$T/calls"
+cs "$T/proj" CONTAINER_ENGINE=podman -- build >/dev/null 2>&1
+b=$(grep '^podman build ' "$T/calls" || true)
+check "podman build: --pull=never, the host's network, no opencode" \
+	"$(grep -c -- '--pull=never .*--network=host' <<<"$b"):$(grep -c 'WITH_OPENCODE' <<<"$b")" = 1:0
+: >"$T/calls"
+cs "$T/proj" CONTAINER_ENGINE=podman -- build --with-opencode >/dev/null 2>&1
+check "build --with-opencode: --build-arg WITH_OPENCODE=1" "$(grep -c '^podman build .*--build-arg WITH_OPENCODE=1' "$T/calls")" = 1
+: >"$T/calls"
+cs "$T/proj" CONTAINER_ENGINE=podman WITH_OPENCODE=1 OPENCODE_VERSION=1.2.3 -- build >/dev/null 2>&1
+check "WITH_OPENCODE=1 and OPENCODE_VERSION: both build args" \
+	"$(grep -c '^podman build .*--build-arg WITH_OPENCODE=1 .*--build-arg OPENCODE_VERSION=1.2.3' "$T/calls")" = 1
+: >"$T/calls"
+cs "$T/proj" CONTAINER_ENGINE=docker -- build >/dev/null 2>&1
+b=$(grep '^docker build ' "$T/calls" || true)
+check "docker build: --pull=false (Docker's --pull is a boolean), not podman's --pull=never" \
+	"$(grep -c -- '--pull=false' <<<"$b"):$(grep -c -- '--pull=never' <<<"$b")" = 1:0
+check "docker build: its own network (no --network=host), BuildKit selected" \
+	"$(grep -c -- '--network' <<<"$b"):$(grep -cx 'docker-env DOCKER_BUILDKIT=1' "$T/calls")" = 0:1
+
+# opencode is opt-in (Dockerfile): on an image without it, exit 127 with the fix, no container.
+: >"$T/calls"
+st=0
+err=$(cs "$T/proj" CONTAINER_ENGINE=podman FAKE_LABEL=0 -- -- opencode --version 2>&1) || st=$?
+check "code-sandbox -- opencode on an image without it: exit 127 ($st)" "$st" -eq 127
+ok "  and the way to get it" grep -qF 'build --with-opencode' <<<"$err"
+check "  no container started" "$(grep -c '^podman run' "$T/calls")" -eq 0
+st=0
+cs "$T/proj" CONTAINER_ENGINE=podman FAKE_LABEL=1 -- -- opencode --version >/dev/null 2>&1 || st=$?
+check "code-sandbox -- opencode on the opencode image: runs ($st)" "$st" -eq 0
+ok "  in a container" grep -q '^podman run .*opencode --version$' "$T/calls"
+st=0
+cs "$T/proj" CONTAINER_ENGINE=podman FAKE_LABEL=0 -- -- claude --version >/dev/null 2>&1 || st=$?
+check "code-sandbox -- claude on the default image: runs ($st)" "$st" -eq 0
 tap_done

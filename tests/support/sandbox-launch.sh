@@ -9,6 +9,13 @@
 #   cs_setup                          temp dirs, a workspace owned by
 #                                     CS_HOST_UID:CS_HOST_GID
 #   cs_image                          CS_IMAGE present, else built
+#   cs_image_opencode                 CS_OC_IMAGE (the opencode variant,
+#                                     CODE_SANDBOX_OPENCODE_IMAGE, default
+#                                     CS_IMAGE-opencode, or CS_IMAGE itself
+#                                     when it has opencode) present, else
+#                                     built with --with-opencode (from the
+#                                     default image's cache: seconds)
+#   cs_has_opencode IMAGE             true when IMAGE's label says opencode
 #   cs_net_up                         after simnet_up: how containers join the
 #                                     sandbox namespace (CS_NETWORK)
 #   cs_launch OUT ERR [VAR=VALUE...] -- [LAUNCHER OPTIONS] [-- CMD...]
@@ -93,6 +100,25 @@ cs_image() {
 	echo "# image $CS_IMAGE missing: building it with bin/code-sandbox build" >&2
 	CONTAINER_ENGINE=$CS_ENG CODE_SANDBOX_IMAGE=$CS_IMAGE HOME="$CS_T/hosthome" \
 		"$CS_SRC/bin/code-sandbox" build >&2
+}
+
+cs_has_opencode() { # cs_has_opencode IMAGE
+	[ "$("$CS_ENG" image inspect --format '{{index .Config.Labels "io.code-sandbox.opencode"}}' "$1" 2>/dev/null)" = 1 ]
+}
+
+CS_OC_IMAGE=""
+cs_image_opencode() {
+	if [ -n "${CODE_SANDBOX_OPENCODE_IMAGE:-}" ]; then
+		CS_OC_IMAGE=$CODE_SANDBOX_OPENCODE_IMAGE
+	elif cs_has_opencode "$CS_IMAGE"; then
+		CS_OC_IMAGE=$CS_IMAGE
+	else
+		CS_OC_IMAGE=$CS_IMAGE-opencode
+	fi
+	"$CS_ENG" image inspect "$CS_OC_IMAGE" >/dev/null 2>&1 && return 0
+	echo "# image $CS_OC_IMAGE missing: building it with bin/code-sandbox build --with-opencode" >&2
+	CONTAINER_ENGINE=$CS_ENG CODE_SANDBOX_IMAGE=$CS_OC_IMAGE HOME="$CS_T/hosthome" \
+		"$CS_SRC/bin/code-sandbox" build --with-opencode >&2
 }
 
 cs_net_up() {
