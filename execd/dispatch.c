@@ -91,6 +91,7 @@ struct req_state {
 	char host_cwd[2 * PATHMAP_MAX_PATH];
 	int cwd_fd;
 	char *destination;
+	const struct psqltarget *psql; /* psql's target (in tr.plan), else NULL */
 	const char *tool_path;
 	struct toolrun tr; /* private directory, file arguments (toolrun.c) */
 };
@@ -294,6 +295,7 @@ static int audit_decision(struct req_state *s, bool allow, const char *error,
 		.decision_reason = dec ? dec->reason : NULL,
 		.rule = dec ? dec->rule : NULL,
 		.backend = s->d->ops->name,
+		.psql = s->psql,
 	};
 
 	(void)clock_gettime(CLOCK_REALTIME, &r.ts);
@@ -835,16 +837,21 @@ static int prepare_tool(struct req_state *s)
 	return r;
 }
 
-/* Step 9: what the command connects to, when the plan knows it (psql), is
- * the destination the policy and the audit log see. Never fails: without
- * it there is no destination, which no dest= rule matches. */
+/* Step 9: what the command connects to, when the plan knows it (psql: its
+ * host, port, database and user, and postgresql://HOST:PORT/DB), is what
+ * the policy and the audit log see. Never fails: without a host there is
+ * no destination, which no dest= rule matches. */
 static int find_destination(struct req_state *s)
 {
-	const struct toolfiles_target *t = &s->tr.plan.target;
+	const struct psqltarget *t = &s->tr.plan.psql;
 
-	if (t->host && !s->destination &&
-	    asprintf(&s->destination, "postgresql://%s%s%s/%s", t->host, t->port ? ":" : "",
-		     t->port ? t->port : "", t->dbname ? t->dbname : "") < 0)
+	if (strcmp(s->req.tool, "psql") == 0)
+		s->psql = t;
+	/* A socket directory is no URL: the psql object carries it. */
+	if (s->psql && t->host[0] && t->host[0] != '/' && !s->destination &&
+	    asprintf(&s->destination, "postgresql://%s%s%s%s%s/%s", strchr(t->host, ':') ? "[" : "",
+		     t->host, strchr(t->host, ':') ? "]" : "", t->port[0] ? ":" : "", t->port,
+		     t->dbname) < 0)
 		s->destination = NULL;
 	if (s->destination && !wire_utf8_valid(s->destination, strlen(s->destination))) {
 		free(s->destination);
@@ -871,6 +878,7 @@ static int decide(struct req_state *s, struct authz_decision *dec)
 		.peer_uid = s->cred.uid,
 		.peer_gid = s->cred.gid,
 		.peer_pid = s->cred.pid,
+		.psql = s->psql,
 	};
 	char msg[WIRE_MAX_MESSAGE];
 	int r;

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,6 +304,49 @@ static int copy_terraform(const struct toolrun_ctx *c, struct toolrun *tr, char 
 	return r;
 }
 
+static bool path_under(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+
+	if (strcmp(root, "/") == 0)
+		return true;
+	return strncmp(path, root, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/* psql -h DIR connects to the socket DIR/.s.PGSQL.PORT: in the shared
+ * workspace that is a server the agent runs, which would get the user's
+ * password (a .pgpass "localhost" line matches sockets) and answer
+ * whatever it likes. Refused when DIR is beneath a mapped host root as
+ * written (so no symlink the agent may swap later can be on the way) or
+ * as it resolves now (a symlink of the user's into the workspace); a DIR
+ * that does not resolve is refused too (psql would find no server). */
+static int check_psql_socket_dir(const struct toolrun_ctx *c, const char *dir, char *msg,
+				 size_t msg_len)
+{
+	char real[PATH_MAX], root[PATH_MAX];
+	bool inside = false;
+
+	if (!realpath(dir, real)) {
+		(void)snprintf(msg, msg_len, "psql socket directory '%.200s' does not exist on the host",
+			       dir);
+		return -ENOENT;
+	}
+	for (size_t i = 0; i < c->map->n && !inside; i++) {
+		const char *h = c->map->e[i].host;
+
+		inside = path_under(dir, h) || path_under(real, h) ||
+			 (realpath(h, root) && (path_under(dir, root) || path_under(real, root)));
+	}
+	if (inside) {
+		(void)snprintf(msg, msg_len,
+			       "psql socket directory '%.200s' is in the shared workspace: a server "
+			       "there would be the agent's",
+			       dir);
+		return -EPERM;
+	}
+	return 0;
+}
+
 void toolrun_release(struct execd *d, struct toolrun *tr)
 {
 	for (size_t i = 0; i < tr->n_fds; i++)
@@ -342,6 +386,13 @@ int toolrun_prepare(struct execd *d, const struct toolrun_ctx *c, struct toolrun
 			(void)snprintf(msg, msg_len, "psql -c: meta-command '\\%s' refused: %s", res.name,
 				       r == -EPERM && res.why ? res.why : "unreadable");
 			return -EPERM;
+		}
+	}
+	if (p->psql.host[0] == '/') {
+		r = check_psql_socket_dir(c, p->psql.host, msg, msg_len);
+		if (r < 0) {
+			*reterr_kind = WIRE_ERROR_POLICY_DENIED;
+			return r;
 		}
 	}
 	if (p->private_cwd) {

@@ -14,7 +14,10 @@
  *     credentials, or run programs are refused (`refused`), whatever the
  *     backend says;
  *   - per tool: psql gets -X and no agent stdin, its -c strings and -f files
- *     are checked by lib/psqlmeta.c; gh needs --repo HOST/OWNER/REPO on the
+ *     are checked by lib/psqlmeta.c, its options are read as its
+ *     getopt_long reads them (clusters, abbreviations; unknown ones
+ *     refused) and its connection target is worked out by
+ *     lib/psqltarget.c, ambiguity refused; gh needs --repo HOST/OWNER/REPO on the
  *     configured host; terraform runs on copies of *.tf, *.tfvars and the
  *     lock file.
  * Option spellings follow the tools (kubectl/gh: pflag; aws: argparse,
@@ -26,6 +29,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "psqltarget.h"
 
 #define TOOLFILES_MAX_FILES 16     /* file arguments of one command */
 #define TOOLFILES_MAX_SQL 16       /* psql -c strings */
@@ -49,10 +54,6 @@ struct toolfiles_config {
 	bool psql_stdin;     /* psql may read the agent's stdin */
 };
 
-struct toolfiles_target { /* psql: what the command connects to (NULL: unset) */
-	const char *host, *port, *dbname, *user; /* point into argv */
-};
-
 struct toolfiles_plan {
 	bool private_cwd;    /* run in an empty private directory */
 	bool stdin_null;     /* the tool gets /dev/null, not the agent's stdin */
@@ -63,7 +64,8 @@ struct toolfiles_plan {
 	struct toolfiles_file sql[TOOLFILES_MAX_SQL];
 	size_t n_prepend; /* inserted right after argv[0] */
 	const char *prepend[TOOLFILES_MAX_PREPEND];
-	struct toolfiles_target target;
+	struct psqltarget psql; /* psql: what it connects to (lib/psqltarget.h) */
+	bool psql_list;         /* psql -l */
 	size_t n_guarded; /* aws guarded options: argv indexes (value attached or next) */
 	size_t guarded[TOOLFILES_MAX_FILES];
 	const char *refused;     /* static reason; the daemon denies */
