@@ -474,7 +474,7 @@ static void run_command(struct req_state *s, const struct authz_decision *dec)
 	const char *env[DISPATCH_MAX_ENV + 1];
 	struct wire_reply rep = { .kind = WIRE_REPLY_ERROR };
 	unsigned timeout = s->d->conf->command_timeout_ms;
-	_cleanup_close_ int pidfd = -1;
+	_cleanup_close_ int pidfd = -1, errfd = -1;
 	const char *outcome = NULL;
 	bool signaled = false;
 	int code = 0, r;
@@ -504,7 +504,10 @@ static void run_command(struct req_state *s, const struct authz_decision *dec)
 		return;
 	}
 	/* The client's stdio now lives in the child; holding our copies would
-	 * keep pipes open after the command ends. */
+	 * keep pipes open after the command ends. A plan terraform writes for
+	 * us needs one line on the client's stderr afterwards (its id). */
+	if (s->tr.plan.tf_out)
+		errfd = fcntl(s->fds[2], F_DUPFD_CLOEXEC, 3);
 	for (size_t i = 0; i < s->n_fds; i++)
 		s->fds[i] = safe_close(s->fds[i]);
 	s->n_fds = 0;
@@ -554,6 +557,9 @@ static void run_command(struct req_state *s, const struct authz_decision *dec)
 	}
 	if (!outcome)
 		outcome = signaled ? "signaled" : "exited";
+	(void)toolrun_finish(s->d, &s->tr, s->id,
+			     strcmp(outcome, "exited") == 0 && (code == 0 || code == 2), errfd);
+	errfd = safe_close(errfd);
 	log_info("request %s peer uid=%u pid=%d tool '%s': %s %d after %lld ms", s->id,
 		 (unsigned)s->cred.uid, (int)s->cred.pid, s->req.tool, outcome, code,
 		 elapsed_ms(&s->t_exec));

@@ -143,6 +143,12 @@ void toolrun_done(struct execd *d);
 int toolrun_prepare(struct execd *d, const struct toolrun_ctx *c, struct toolrun *tr,
 		    enum wire_error *reterr_kind, char *msg, size_t msg_len);
 void toolrun_release(struct execd *d, struct toolrun *tr);
+/* After the command: a terraform plan made with plan -out=NAME (when the
+ * run succeeded) goes into the daemon's plan store under a new random id,
+ * which one line on errfd (the client's stderr, -1: none) tells. 1 when
+ * a plan was kept, 0 when there was none, -errno (logged). */
+int toolrun_finish(struct execd *d, struct toolrun *tr, const char *req_id, bool succeeded,
+		   int errfd);
 
 /* ---- dispatch.c ---- */
 struct execd_conn;

@@ -434,6 +434,25 @@ static void plan_gh(struct scan *s, const struct toolfiles_config *cfg)
 
 /* ---- terraform ---- */
 
+bool toolfiles_tf_plan_id_valid(const char *s)
+{
+	size_t pl = strlen(TOOLFILES_TF_PLAN_PREFIX);
+
+	if (!s || strlen(s) != TOOLFILES_TF_PLAN_ID_LEN || strncmp(s, TOOLFILES_TF_PLAN_PREFIX, pl) != 0)
+		return false;
+	return strspn(s + pl, "0123456789abcdef") == TOOLFILES_TF_PLAN_HEX;
+}
+
+/* A plain file name for plan -out: no directory, nothing hidden. */
+static bool tf_out_name_ok(const char *v)
+{
+	size_t n = strlen(v);
+
+	return n > 0 && n <= TOOLFILES_TF_MAX_OUT_NAME && v[0] != '.' && v[0] != '-' &&
+	       strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n &&
+	       !toolfiles_tf_plan_id_valid(v);
+}
+
 static void plan_terraform(struct scan *s)
 {
 	const char *sub = NULL;
@@ -447,17 +466,35 @@ static void plan_terraform(struct scan *s)
 		if (!n) {
 			if (!sub)
 				sub = a;
-			else if (strcmp(sub, "fmt") == 0 || strcmp(sub, "show") == 0 ||
+			else if (strcmp(sub, "show") == 0 && !s->p->tf_show &&
+				 toolfiles_tf_plan_id_valid(a)) {
+				/* Only the plan: its configuration is inside it. */
+				s->p->tf_show = a;
+				s->p->copy_terraform = false;
+			} else if (strcmp(sub, "fmt") == 0 || strcmp(sub, "show") == 0 ||
 				 strcmp(sub, "validate") == 0 || strcmp(sub, "init") == 0 ||
 				 strcmp(sub, "plan") == 0 || strcmp(sub, "apply") == 0) {
 				refuse(s, "terraform runs on a copy of the configuration in the current "
-					  "directory; paths (plan files, directories) are not passed",
+					  "directory; paths (plan files, directories) are not passed (show "
+					  "takes the sandbox-plan-... id the host gave for a plan it made)",
 				       a);
 				return;
 			}
 			continue;
 		}
 #define IS(x) (nl == strlen(x) && strncmp(n, x, nl) == 0)
+		if (IS("out") && sub && strcmp(sub, "plan") == 0) {
+			const char *v = n[nl] == '=' ? n + nl + 1 : i + 1 < s->argc ? s->argv[++i] : NULL;
+
+			if (!v || s->p->tf_out || !tf_out_name_ok(v)) {
+				refuse(s, "terraform plan -out takes one plain file name ([A-Za-z0-9._-], "
+					  "no directory); the host keeps the plan and prints its id",
+				       a);
+				return;
+			}
+			s->p->tf_out = v;
+			continue;
+		}
 		if (IS("var-file")) {
 			if (n[nl] == '=')
 				add_file(s, i, (size_t)(n + nl + 1 - a), TOOLFILES_READ);

@@ -36,6 +36,12 @@
 #define TOOLFILES_MAX_SQL 16       /* psql -c strings */
 #define TOOLFILES_MAX_PREPEND 2
 #define TOOLFILES_MAX_HOST 256
+/* terraform plans the daemon made and keeps (execd/toolrun.c): named by
+ * an id it chose, "sandbox-plan-" and 32 lowercase hex digits. */
+#define TOOLFILES_TF_PLAN_PREFIX "sandbox-plan-"
+#define TOOLFILES_TF_PLAN_HEX 32
+#define TOOLFILES_TF_PLAN_ID_LEN (sizeof(TOOLFILES_TF_PLAN_PREFIX) - 1 + TOOLFILES_TF_PLAN_HEX)
+#define TOOLFILES_TF_MAX_OUT_NAME 64 /* bytes of a plan -out=NAME */
 
 enum toolfiles_kind {
 	TOOLFILES_READ,        /* content passed as is */
@@ -64,6 +70,13 @@ struct toolfiles_plan {
 	struct toolfiles_file sql[TOOLFILES_MAX_SQL];
 	size_t n_prepend; /* inserted right after argv[0] */
 	const char *prepend[TOOLFILES_MAX_PREPEND];
+	/* terraform: `plan -out=NAME` (NAME a plain file name) writes the plan
+	 * in the private directory, where the daemon takes it into its own
+	 * store after a successful run; `show ID` shows such a plan, copied
+	 * from the store (a plan file the agent wrote is never shown: it is
+	 * agent-controlled input). Both point into argv; NULL: none. */
+	const char *tf_out;
+	const char *tf_show;
 	struct psqltarget psql; /* psql: what it connects to (lib/psqltarget.h) */
 	bool psql_list;         /* psql -l */
 	size_t n_guarded; /* aws guarded options: argv indexes (value attached or next) */
@@ -77,6 +90,9 @@ struct toolfiles_plan {
  * -EINVAL for NULL arguments. The plan points into argv. */
 int toolfiles_plan(const char *tool, const char *const *argv, size_t argc,
 		   const struct toolfiles_config *cfg, struct toolfiles_plan *ret);
+
+/* Is s a plan id of the daemon's form (TOOLFILES_TF_PLAN_PREFIX + hex)? */
+bool toolfiles_tf_plan_id_valid(const char *s);
 
 /* aws: is this option (as written, "--endpoint-url=x", "--endp") one of
  * the guarded ones (--endpoint-url, --ca-bundle, --no-verify-ssl, --debug,

@@ -299,11 +299,59 @@ else
 	run "$TF" "$T/bin/terraform" fmt -check
 	check "control: terraform fmt -check runs on the copy" "$ST" -ne $DENIED
 fi
-run "$TF" "$T/bin/terraform" plan -out=p.plan
-check "terraform -out=FILE: denied" "$ST" -eq $DENIED
+for o in -out=sub/p.plan -out=/tmp/p.plan -out=../p.plan -out=main.tf; do
+	run "$TF" "$T/bin/terraform" plan "$o"
+	check "terraform plan $o (a path, or a configuration file): denied" "$ST" -eq $DENIED
+done
 run "$TF" "$T/bin/terraform" plan -var-file=/etc/passwd
 check "terraform -var-file=HOSTFILE: refused" "$ST" -eq $REFUSED
+
+# --- terraform show: only plans the daemon made --------------------------
+# plan -out=NAME is written in the private directory and kept by the
+# daemon under an id it prints; show takes that id. A plan file in the
+# workspace is the agent's (any bytes): never shown. A configuration with
+# only terraform's built-in provider plans offline.
+TFP=$W/tfp
+mkdir -p "$TFP"
+printf 'resource "terraform_data" "x" {\n  input = "hello-from-the-plan"\n}\n' >"$TFP/main.tf"
+echo 'agent-written bytes, not a plan' >"$TFP/agent.tfplan"
+chown -R "$EXECD_USER:" "$TFP"
+PLAN_ID=
+if [ "$TERRAFORM" = "$T/prog/tool-stub" ]; then
+	skip "terraform plan -out / show of the daemon's plan" "no terraform binary (stub)"
+else
+	run "$TFP" "$T/bin/terraform" plan -input=false -out=tfplan
+	check "terraform plan -out=NAME runs" "$ST" -eq 0
+	PLAN_ID=$(echo "$OUT" | grep -o 'sandbox-plan-[0-9a-f]\{32\}' | head -n 1)
+	check "... the host prints the id it keeps the plan under" -n "$PLAN_ID"
+	check "... nothing was written to the workspace" "$(test -e "$TFP/tfplan" && echo written || echo none)" = none
+	check "... the plan is in the daemon's store" -f "$T/work/tf-plans/$PLAN_ID"
+	run "$TFP" "$T/bin/terraform" show -no-color "$PLAN_ID"
+	check "terraform show ID: shows the daemon's plan" \
+		"$ST:$(echo "$OUT" | grep -c 'hello-from-the-plan')" = "0:1"
+	run "$W" "$T/bin/terraform" show -json "$PLAN_ID"
+	check "terraform show -json ID from another directory (the plan carries its configuration)" \
+		"$ST:$(echo "$OUT" | grep -c '"format_version"')" = "0:1"
+fi
+run "$TFP" "$T/bin/terraform" show agent.tfplan
+check "terraform show FILE (a plan file the agent wrote): denied" "$ST" -eq $DENIED
+run "$TFP" "$T/bin/terraform" show sandbox-plan-00000000000000000000000000000000
+check "terraform show ID the daemon never gave: denied" \
+	"$ST:$(echo "$OUT" | grep -c 'no terraform plan')" = "$DENIED:1"
+run "$TFP" "$T/bin/terraform" show "./${PLAN_ID:-sandbox-plan-00000000000000000000000000000000}"
+check "terraform show ./ID (a path): denied" "$ST" -eq $DENIED
 execd_stop
+if [ -n "$PLAN_ID" ]; then
+	# The shipped policy: show is allowed, plan is not.
+	tools_conf "backend = static" "policy_file = $T/policy.conf"
+	execd_start || { echo "Bail out! daemon did not start (static, tf)"; exit 1; }
+	run "$TFP" "$T/bin/terraform" show -no-color "$PLAN_ID"
+	check "shipped policy: terraform show of the daemon's plan runs" \
+		"$ST:$(echo "$OUT" | grep -c 'hello-from-the-plan')" = "0:1"
+	run "$TFP" "$T/bin/terraform" plan -out=tfplan
+	check "shipped policy: terraform plan -out=NAME is denied (it runs providers)" "$ST" -eq $DENIED
+	execd_stop
+fi
 
 # --- the exec backend sees the psql fields (the webhook sends the same
 # document: lib/authzjson.c) -------------------------------------------------

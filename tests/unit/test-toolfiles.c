@@ -159,7 +159,7 @@ TEST(terraform_copies_and_refusals)
 	ASSERT_EQ(p.n_files, 2);
 	EXPECT_STREQ(args[p.files[0].arg] + p.files[0].prefix_len, "prod.tfvars");
 	EXPECT_STREQ(args[p.files[1].arg], "b.tfvars");
-	PLAN(&p, "terraform", "plan", "-out=plan.bin");
+	PLAN(&p, "terraform", "plan", "-out=/tmp/plan.bin");
 	EXPECT_TRUE(p.refused != NULL);
 	PLAN(&p, "terraform", "apply", "-state-out", "/tmp/x");
 	EXPECT_TRUE(p.refused != NULL);
@@ -315,6 +315,60 @@ TEST(psql_target)
 		EXPECT_STREQ(p.psql.port, t[i].port);
 		EXPECT_STREQ(p.psql.dbname, t[i].db);
 		EXPECT_STREQ(p.psql.user, t[i].user);
+	}
+}
+
+/* terraform plan -out=NAME is kept by the daemon; show takes only its id. */
+TEST(terraform_daemon_plans)
+{
+	static const char *const id = "sandbox-plan-0123456789abcdef0123456789abcdef";
+	static const struct {
+		const char *argv[5];
+		bool refused;
+		bool out, show;
+	} t[] = {
+		{ { "terraform", "plan", "-out=tfplan" }, false, true, false },
+		{ { "terraform", "plan", "--out", "my.plan" }, false, true, false },
+		{ { "terraform", "plan", "-var=x=1", "-out=p-1_2" }, false, true, false },
+		{ { "terraform", "plan", "-out=/tmp/x" }, true, false, false },
+		{ { "terraform", "plan", "-out=../x" }, true, false, false },
+		{ { "terraform", "plan", "-out=sub/x" }, true, false, false },
+		{ { "terraform", "plan", "-out=.terraform" }, true, false, false },
+		{ { "terraform", "plan", "-out=" }, true, false, false },
+		{ { "terraform", "plan", "-out" }, true, false, false },
+		{ { "terraform", "plan", "-out=a", "-out=b" }, true, false, false },
+		{ { "terraform", "plan", "-out=sandbox-plan-0123456789abcdef0123456789abcdef" }, true, false, false },
+		{ { "terraform", "-out=x", "plan" }, true, false, false },
+		{ { "terraform", "apply", "-out=x" }, true, false, false },
+		{ { "terraform", "show", "sandbox-plan-0123456789abcdef0123456789abcdef" }, false, false, true },
+		{ { "terraform", "show", "-json", "sandbox-plan-0123456789abcdef0123456789abcdef" }, false, false, true },
+		{ { "terraform", "show" }, false, false, false },
+		{ { "terraform", "show", "tfplan" }, true, false, false },
+		{ { "terraform", "show", "sandbox-plan-0123456789ABCDEF0123456789abcdef" }, true, false, false },
+		{ { "terraform", "show", "sandbox-plan-0123456789abcdef0123456789abcde" }, true, false, false },
+		{ { "terraform", "show", "sandbox-plan-0123456789abcdef0123456789abcdef", "x" }, true, false, false },
+		{ { "terraform", "show", "./sandbox-plan-0123456789abcdef0123456789abcdef" }, true, false, false },
+		{ { "terraform", "apply", "sandbox-plan-0123456789abcdef0123456789abcdef" }, true, false, false },
+	};
+
+	EXPECT_TRUE(toolfiles_tf_plan_id_valid(id));
+	EXPECT_FALSE(toolfiles_tf_plan_id_valid("sandbox-plan-"));
+	EXPECT_FALSE(toolfiles_tf_plan_id_valid(NULL));
+	for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+		struct toolfiles_plan p;
+		size_t n = 0;
+
+		while (n < ELEMENTSOF(t[i].argv) && t[i].argv[n])
+			n++;
+		ASSERT_OK(toolfiles_plan("terraform", t[i].argv, n, &cfg, &p));
+		if ((p.refused != NULL) != t[i].refused)
+			printf("#   case %zu: refused=%s\n", i, p.refused ? p.refused : "no");
+		EXPECT_EQ(p.refused != NULL, t[i].refused);
+		if (p.refused)
+			continue;
+		EXPECT_EQ(p.tf_out != NULL, t[i].out);
+		EXPECT_EQ(p.tf_show != NULL, t[i].show);
+		EXPECT_EQ(p.copy_terraform, !t[i].show);
 	}
 }
 
