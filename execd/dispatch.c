@@ -472,6 +472,7 @@ static void build_env(struct req_state *s, const struct authz_decision *dec, con
 static void run_command(struct req_state *s, const struct authz_decision *dec)
 {
 	const char *env[DISPATCH_MAX_ENV + 1];
+	_cleanup_(cgroup_cmd_remove) struct cgroup_cmd cg = { .dir_fd = -1, .procs_fd = -1, .kill_fd = -1 };
 	struct wire_reply rep = { .kind = WIRE_REPLY_ERROR };
 	unsigned timeout = s->d->conf->command_timeout_ms;
 	_cleanup_close_ int pidfd = -1, errfd = -1;
@@ -481,6 +482,8 @@ static void run_command(struct req_state *s, const struct authz_decision *dec)
 	pid_t pid;
 
 	build_env(s, dec, env);
+	/* Its own cgroup where the daemon's is writable (execd/cgroup.c). */
+	cgroup_cmd_create(s->id, &cg);
 	{
 		struct spawn_params p = {
 			.path = s->tool_path,
@@ -490,6 +493,7 @@ static void run_command(struct req_state *s, const struct authz_decision *dec)
 			.fds = { s->tr.null_fd >= 0 ? s->tr.null_fd : s->fds[0], s->fds[1], s->fds[2] },
 			.extra_fds = s->tr.fds,
 			.n_extra = s->tr.n_fds,
+			.cgroup_procs_fd = cg.procs_fd,
 		};
 
 		/* The timeout counts from here: a backend that took its time
@@ -548,9 +552,14 @@ static void run_command(struct req_state *s, const struct authz_decision *dec)
 			break;
 		}
 	}
-	if (outcome)
+	if (outcome) {
 		spawn_kill_group(pid);
+		cgroup_cmd_kill(&cg);
+	}
 	r = spawn_reap(pid, pidfd, &code, &signaled);
+	/* Leftovers go with the command (as its process group does in
+	 * spawn_reap), before the reply: nothing of it runs on after. */
+	cgroup_cmd_remove(&cg);
 	if (r < 0) {
 		log_error_errno(r, "request %s: cannot reap pid %d: %s", s->id, (int)pid, strerror(-(r)));
 		code = -1;

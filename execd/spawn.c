@@ -51,6 +51,10 @@ static _noreturn_ void child(const struct spawn_params *p, pid_t parent, int err
 	 * its own namespace, parent is 0: getppid() says 0 there.) */
 	if (parent != 0 && getppid() != parent)
 		_exit(127);
+	/* Into the command's own cgroup first (cgroup.c), so that nothing it
+	 * starts is outside it. */
+	if (p->cgroup_procs_fd > 2 && write(p->cgroup_procs_fd, "0", 1) != 1)
+		goto fail;
 	if (setsid() < 0)
 		goto fail;
 	for (int sig = 1; sig < NSIG; sig++)
