@@ -16,6 +16,12 @@
  * failure for one request is logged and the request goes on without a
  * cgroup (still under the reaper): it is an extra layer, not the only one.
  *
+ * The subtree is the user's and so is the command: one that writes itself
+ * into the parent's cgroup.procs leaves its cgroup. spawn.c therefore also
+ * gives it a cgroup namespace rooted at its cgroup where it can (under the
+ * reaper: CAP_SYS_ADMIN in its own user namespace), which the kernel
+ * enforces where the cgroup2 mount has nsdelegate (SECURITY.md).
+ *
  * Not done here: no controllers are enabled (no limits: the cgroup is for
  * killing and for `systemd-cgls`-style inspection); a daemon killed with
  * SIGKILL leaves its commands' cgroups behind (their leaders die with

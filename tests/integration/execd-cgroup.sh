@@ -83,11 +83,26 @@ trees() {
 execd_conf "command_timeout_ms = 1500"
 execd_start || { echo "Bail out! daemon did not start"; cat "$T/daemon.log"; exit 1; }
 echo "$EXECD_PID" >"$SUB/cgroup.procs"
-OUT=$(cd "$T/ws" && as_user "$T/bin/cat" /proc/self/cgroup 2>&1)
-check "the command runs in a cgroup of its own below the daemon's" \
-	"$(echo "$OUT" | grep -c "^0::${OWN%/}/cs-execd-cgroup-$$/sandbox-execd-")" -eq 1
+OUT=$(cd "$T/ws" && as_user "$T/bin/sh" -c "cat /proc/self/cgroup; ls -d $SUB/sandbox-execd-*; cat $SUB/sandbox-execd-*/cgroup.procs" 2>&1)
+diag "$OUT"
+check "the command runs in a cgroup of its own below the daemon's, as the root of its cgroup namespace" \
+	"$(echo "$OUT" | grep -c '^0::/$'):$(echo "$OUT" | grep -c "^$SUB/sandbox-execd-")" = "1:1"
+check "... the cgroup holds the command's processes" "$(echo "$OUT" | grep -c '^[0-9][0-9]*$')" -ge 1
 ok "... and the daemon said where" grep -q "Per-command cgroups under '$SUB'" "$T/daemon.log"
 ok "... which is gone once the command is" wait_until 2 no_cmd_cgroups
+# The delegated parent is the user's, and so is the command. Its cgroup
+# namespace is rooted at its own cgroup, which stops it moving itself out
+# where the cgroup2 mount has nsdelegate (systemd's default); without it
+# the kernel does not check, and the pid namespace is what still ends it.
+OUT=$(cd "$T/ws" && as_user "$T/bin/sh" -c "echo 0 >$SUB/cgroup.procs && echo escaped; $(detached 744)" 2>&1)
+if awk -v m="$CG2" '$5 == m' /proc/self/mountinfo | grep -q nsdelegate; then
+	check "a command cannot move itself out into the daemon's cgroup (nsdelegate)" \
+		"$(echo "$OUT" | grep -c '^escaped$')" -eq 0
+else
+	skip "a command cannot move itself out into the daemon's cgroup" \
+		"this cgroup2 mount has no nsdelegate: it can ($(echo "$OUT" | grep -c '^escaped$') escaped)"
+fi
+ok "... and whatever it started after is gone with its pid namespace" wait_until 1 gone 7441 7442
 trees 71 "cgroup + namespace"
 execd_stop
 
