@@ -450,19 +450,18 @@ static bool path_under(const char *path, const char *root)
  * password (a .pgpass "localhost" line matches sockets) and answer
  * whatever it likes. Refused when DIR is beneath a mapped host root as
  * written (so no symlink the agent may swap later can be on the way) or
- * as it resolves now (a symlink of the user's into the workspace); a DIR
- * that does not resolve is refused too (psql would find no server). */
+ * as it resolves now (a symlink of the user's into the workspace). A DIR
+ * that does not resolve is judged as written: refusing it here would tell
+ * the agent which host directories exist before any policy is asked (the
+ * agent cannot create one outside the workspace). */
 static int check_psql_socket_dir(const struct toolrun_ctx *c, const char *dir, char *msg,
 				 size_t msg_len)
 {
 	char real[PATH_MAX], root[PATH_MAX];
 	bool inside = false;
 
-	if (!realpath(dir, real)) {
-		(void)snprintf(msg, msg_len, "psql socket directory '%.200s' does not exist on the host",
-			       dir);
-		return -ENOENT;
-	}
+	if (!realpath(dir, real))
+		(void)snprintf(real, sizeof(real), "%s", dir);
 	for (size_t i = 0; i < c->map->n && !inside; i++) {
 		const char *h = c->map->e[i].host;
 

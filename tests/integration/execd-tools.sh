@@ -170,13 +170,15 @@ check "... nothing ever reached the other port" "$(grep -c '^15433 ' "$T/listene
 mkdir -p "$W/sock" "$T/sockdir"
 chown "$EXECD_USER:" "$W/sock"
 ln -s "$W/sock" "$T/link-to-ws"
-for d in "$W/sock" "$T/link-to-ws" "$T/no-such-dir"; do
+for d in "$W/sock" "$T/link-to-ws" "$W/no-such-dir"; do
 	run "$W" "$T/bin/psql" -h "$d" -c 'select 1'
-	check "psql -h $d (a socket directory in the workspace, or none): denied" "$ST" -eq $DENIED
+	check "psql -h $d (a socket directory in the workspace): denied" "$ST" -eq $DENIED
 done
 run "$W" "$T/bin/psql" -h "$T/sockdir" -c 'select 1'
 check "control: psql -h DIR outside the workspace runs (and finds no server)" \
 	"$ST:$(echo "$OUT" | grep -c "$T/sockdir/.s.PGSQL.5432")" = "2:1"
+run "$W" "$T/bin/psql" -h "$T/no-such-dir" -c 'select 1'
+check "psql -h MISSING-DIR is judged like any other (no host directory oracle before the policy)" "$ST" -eq 2
 : >"$T/listener.log"
 run "$W" "$T/bin/psql" 'postgresql://ro@127.0.0.1:15432/app?sslmode=disable' -c 'select 1'
 check "control: psql URI with user and database runs" "$ST" -ne $DENIED
