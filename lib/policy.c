@@ -763,7 +763,10 @@ static bool psql_match(const struct rule *r, const struct authz_request *req)
 		if (!req->psql)
 			return false;
 		v = psqltarget_get(req->psql, map[i].f);
-		if (!v[0] || !plist_match(&r->cond[map[i].cond], v, 0))
+		/* FNM_PATHNAME for hosts: `*.internal` is a name, never a
+		 * socket directory such as /tmp/x.internal. */
+		if (!v[0] || !plist_match(&r->cond[map[i].cond], v,
+					  map[i].cond == COND_HOST ? FNM_PATHNAME : 0))
 			return false;
 	}
 	return true;

@@ -249,6 +249,15 @@ TEST(psql_target_conditions)
 	EXPECT_EQ(decide_psql(p, "psql -h db.internal -p 5433 -U ro app", &v), AUTHZ_DENY);
 	EXPECT_EQ(decide_psql(p, "psql -h evil.internal -p 5432 -U ro app", &v), AUTHZ_DENY);
 	EXPECT_EQ(decide_psql(p, "psql -p 5432 -U ro app", &v), AUTHZ_DENY); /* the local socket */
+	/* a host glob never matches a socket directory */
+	{
+		struct policy *g = parse_ok("allow psql host=*.internal\n");
+
+		ASSERT_NOT_NULL(g);
+		EXPECT_EQ(decide_psql(g, "psql -h db.internal app", &v), AUTHZ_ALLOW);
+		EXPECT_EQ(decide_psql(g, "psql -h /tmp/x.internal app", &v), AUTHZ_DENY);
+		policy_free(g);
+	}
 	/* the second rule: any database on the replica, but never secrets */
 	EXPECT_EQ(decide_psql(p, "psql -h replica.internal whatever", &v), AUTHZ_ALLOW);
 	EXPECT_EQ(decide_psql(p, "psql -h replica.internal secrets", &v), AUTHZ_DENY);
