@@ -77,6 +77,9 @@ struct req_state {
 	char id[EXECD_REQUEST_ID_LEN];
 	struct timespec t0;     /* request accepted: frame deadline */
 	struct timespec t_exec; /* command started: its timeout and duration */
+	struct wire_header hdr;
+	uint8_t *frame; /* the whole frame, header included (frame_len bytes) */
+	size_t frame_len;
 	struct wire_request req;
 	const char **argv; /* tool + args, NULL-terminated; strings owned by req */
 	size_t argc;
@@ -88,6 +91,7 @@ struct req_state {
 	char host_cwd[2 * PATHMAP_MAX_PATH];
 	int cwd_fd;
 	char *destination;
+	const struct psqltarget *psql; /* psql's target (in tr.plan), else NULL */
 	const char *tool_path;
 	struct toolrun tr; /* private directory, file arguments (toolrun.c) */
 };
@@ -291,6 +295,7 @@ static int audit_decision(struct req_state *s, bool allow, const char *error,
 		.decision_reason = dec ? dec->reason : NULL,
 		.rule = dec ? dec->rule : NULL,
 		.backend = s->d->ops->name,
+		.psql = s->psql,
 	};
 
 	(void)clock_gettime(CLOCK_REALTIME, &r.ts);
@@ -311,7 +316,6 @@ static void audit_end(struct req_state *s, const char *outcome, int code)
 	(void)audit_write_end(s->d->audit, &e);
 }
 
-/* Audits a refusal, logs one line, and replies with the error. */
 /* The tool name as it may appear in the daemon's log: the request's string
  * only when it is a plausible tool name, so a hostile one cannot forge log
  * lines or drive a terminal (the audit log has it, JSON-escaped). */
@@ -345,6 +349,7 @@ static void count_refusal(struct execd *d, const struct ucred *cred, uint64_t ke
 	audit_count_refusal(d->audit, &n);
 }
 
+/* Audits (or counts) a refusal, logs one line, and replies with the error. */
 static void refuse(struct req_state *s, enum wire_error e, const struct authz_decision *dec,
 		   const char *msg)
 {
@@ -467,15 +472,18 @@ static void build_env(struct req_state *s, const struct authz_decision *dec, con
 static void run_command(struct req_state *s, const struct authz_decision *dec)
 {
 	const char *env[DISPATCH_MAX_ENV + 1];
+	_cleanup_(cgroup_cmd_remove) struct cgroup_cmd cg = { .dir_fd = -1, .procs_fd = -1, .kill_fd = -1 };
 	struct wire_reply rep = { .kind = WIRE_REPLY_ERROR };
 	unsigned timeout = s->d->conf->command_timeout_ms;
-	_cleanup_close_ int pidfd = -1;
+	_cleanup_close_ int pidfd = -1, errfd = -1;
 	const char *outcome = NULL;
 	bool signaled = false;
 	int code = 0, r;
 	pid_t pid;
 
 	build_env(s, dec, env);
+	/* Its own cgroup where the daemon's is writable (execd/cgroup.c). */
+	cgroup_cmd_create(s->id, &cg);
 	{
 		struct spawn_params p = {
 			.path = s->tool_path,
@@ -485,6 +493,7 @@ static void run_command(struct req_state *s, const struct authz_decision *dec)
 			.fds = { s->tr.null_fd >= 0 ? s->tr.null_fd : s->fds[0], s->fds[1], s->fds[2] },
 			.extra_fds = s->tr.fds,
 			.n_extra = s->tr.n_fds,
+			.cgroup_procs_fd = cg.procs_fd,
 		};
 
 		/* The timeout counts from here: a backend that took its time
@@ -499,7 +508,10 @@ static void run_command(struct req_state *s, const struct authz_decision *dec)
 		return;
 	}
 	/* The client's stdio now lives in the child; holding our copies would
-	 * keep pipes open after the command ends. */
+	 * keep pipes open after the command ends. A plan terraform writes for
+	 * us needs one line on the client's stderr afterwards (its id). */
+	if (s->tr.plan.tf_out)
+		errfd = fcntl(s->fds[2], F_DUPFD_CLOEXEC, 3);
 	for (size_t i = 0; i < s->n_fds; i++)
 		s->fds[i] = safe_close(s->fds[i]);
 	s->n_fds = 0;
@@ -540,15 +552,23 @@ static void run_command(struct req_state *s, const struct authz_decision *dec)
 			break;
 		}
 	}
-	if (outcome)
+	if (outcome) {
 		spawn_kill_group(pid);
+		cgroup_cmd_kill(&cg);
+	}
 	r = spawn_reap(pid, pidfd, &code, &signaled);
+	/* Leftovers go with the command (as its process group does in
+	 * spawn_reap), before the reply: nothing of it runs on after. */
+	cgroup_cmd_remove(&cg);
 	if (r < 0) {
 		log_error_errno(r, "request %s: cannot reap pid %d: %s", s->id, (int)pid, strerror(-(r)));
 		code = -1;
 	}
 	if (!outcome)
 		outcome = signaled ? "signaled" : "exited";
+	(void)toolrun_finish(s->d, &s->tr, s->id,
+			     strcmp(outcome, "exited") == 0 && (code == 0 || code == 2), errfd);
+	errfd = safe_close(errfd);
 	log_info("request %s peer uid=%u pid=%d tool '%s': %s %d after %lld ms", s->id,
 		 (unsigned)s->cred.uid, (int)s->cred.pid, s->req.tool, outcome, code,
 		 elapsed_ms(&s->t_exec));
@@ -584,117 +604,153 @@ static void run_command(struct req_state *s, const struct authz_decision *dec)
 	audit_end(s, outcome, code);
 }
 
-static void handle(struct req_state *s)
+/* ---- the steps of one request ----
+ * Each step returns 0 to go on, or a negative errno when the request ends
+ * there: the step has then answered the client (and audited or counted the
+ * refusal) itself, so the recipe only stops. */
+
+/* Refuses a request whose frame could not be read or decoded (r < 0) as
+ * too_large or malformed. Returns r. */
+static int refuse_unreadable(struct req_state *s, int r)
 {
-	struct execd *d = s->d;
-	struct authz_decision dec = { 0 };
+	if (r == -EMSGSIZE || r == -E2BIG)
+		refuse(s, WIRE_ERROR_TOO_LARGE, NULL, "request too large");
+	else
+		refuse(s, WIRE_ERROR_MALFORMED, NULL,
+		       r == -ETIMEDOUT ? "incomplete request (timed out)" : "malformed request");
+	return r;
+}
+
+/* Refuses with a decision naming the daemon's own rule ("grammar",
+ * "toolfiles") and reason, for every backend alike. Returns -EPERM. */
+static int refuse_by_rule(struct req_state *s, enum wire_error e, const char *rule,
+			  const char *reason)
+{
+	_cleanup_(authz_decision_clear) struct authz_decision dec = { 0 };
+
+	(void)snprintf(dec.rule, sizeof(dec.rule), "%s", rule);
+	(void)snprintf(dec.reason, sizeof(dec.reason), "%.500s", reason);
+	refuse(s, e, &dec, reason);
+	return -EPERM;
+}
+
+/* Step 1: the frame, header (with the fds) then payload, into s->frame
+ * before the deadline. A peer that connected and left is counted, not
+ * answered. */
+static int receive_frame(struct req_state *s)
+{
+	const struct execdconf *conf = s->d->conf;
 	uint8_t hdr[WIRE_HEADER_SIZE];
-	_cleanup_free_ uint8_t *frame = NULL;
-	struct wire_header h;
-	const struct execdconf_tool *tool;
-	char msg[WIRE_MAX_MESSAGE];
 	int r;
 
-
-	/* 0. The per-container limit was taken at accept() (sched.c). */
-	/* 1. Receive the frame: header (with the fds), then the payload. */
-	r = recv_exact(s, hdr, sizeof(hdr), &s->t0, d->conf->request_read_timeout_ms, true);
+	r = recv_exact(s, hdr, sizeof(hdr), &s->t0, conf->request_read_timeout_ms, true);
 	if (r == -ECONNRESET) {
 		/* Connected and left: nothing was asked, but a connect/close
 		 * flood is worth a count (socket activation's empty probe
 		 * costs one record). */
-		count_refusal(d, &s->cred, s->peer_key, "empty", s->id);
-		return;
+		count_refusal(s->d, &s->cred, s->peer_key, "empty", s->id);
+		return r;
 	}
 	if (r >= 0)
-		r = wire_parse_header(hdr, sizeof(hdr), d->conf->max_frame, &h);
-	if (r >= 0 && h.type != WIRE_TYPE_REQUEST && h.type != WIRE_TYPE_GIT)
+		r = wire_parse_header(hdr, sizeof(hdr), conf->max_frame, &s->hdr);
+	if (r >= 0 && s->hdr.type != WIRE_TYPE_REQUEST && s->hdr.type != WIRE_TYPE_GIT)
 		r = -EBADMSG;
-	if (r >= 0) {
-		frame = malloc(WIRE_HEADER_SIZE + (size_t)h.payload_len);
-		if (!frame) {
-			dispatch_reply_error(s->conn, WIRE_ERROR_INTERNAL, "out of memory");
-			return;
-		}
-		memcpy(frame, hdr, sizeof(hdr));
-		if (h.payload_len > 0)
-			r = recv_exact(s, frame + WIRE_HEADER_SIZE, h.payload_len, &s->t0,
-				       d->conf->request_read_timeout_ms, false);
+	if (r < 0)
+		return refuse_unreadable(s, r);
+	s->frame_len = WIRE_HEADER_SIZE + (size_t)s->hdr.payload_len;
+	s->frame = malloc(s->frame_len);
+	if (!s->frame) {
+		dispatch_reply_error(s->conn, WIRE_ERROR_INTERNAL, "out of memory");
+		return -ENOMEM;
 	}
-	/* A git relay frame goes to the relay (execd/gitrelay.c), which
-	 * decodes, authenticates and audits it itself. */
-	if (r >= 0 && h.type == WIRE_TYPE_GIT) {
-		gitrelay_handle(d, s->conn, &s->cred, s->id, frame,
-				WIRE_HEADER_SIZE + (size_t)h.payload_len, s->fds, &s->n_fds);
-		return;
+	memcpy(s->frame, hdr, sizeof(hdr));
+	if (s->hdr.payload_len > 0) {
+		r = recv_exact(s, s->frame + WIRE_HEADER_SIZE, s->hdr.payload_len, &s->t0,
+			       conf->request_read_timeout_ms, false);
+		if (r < 0)
+			return refuse_unreadable(s, r);
 	}
-	/* 2. Decode completely before anything acts on it. */
-	if (r >= 0)
-		r = wire_decode_request(frame, WIRE_HEADER_SIZE + (size_t)h.payload_len,
-					d->conf->max_frame, &s->req);
+	return 0;
+}
+
+/* Step 2: decode completely (lib/wire.c) before anything acts on it: the
+ * three stdio fds, nothing after the frame; s->argv is tool + args. */
+static int decode_request(struct req_state *s)
+{
+	int r;
+
+	r = wire_decode_request(s->frame, s->frame_len, s->d->conf->max_frame, &s->req);
 	if (r >= 0 && s->n_fds != WIRE_REQUEST_FDS)
 		r = -EBADMSG;
 	if (r >= 0 && has_trailing_bytes(s->conn)) {
 		refuse(s, WIRE_ERROR_MALFORMED, NULL, "bytes after the request frame");
-		return;
+		return -EBADMSG;
 	}
-	if (r == -EMSGSIZE || r == -E2BIG) {
-		refuse(s, WIRE_ERROR_TOO_LARGE, NULL, "request too large");
-		return;
-	}
-	if (r < 0) {
-		refuse(s, WIRE_ERROR_MALFORMED,
-		       NULL, r == -ETIMEDOUT ? "incomplete request (timed out)" : "malformed request");
-		return;
-	}
+	if (r < 0)
+		return refuse_unreadable(s, r);
 	s->argc = s->req.n_args + 1;
 	s->argv = calloc(s->argc + 1, sizeof(char *));
 	if (!s->argv) {
 		dispatch_reply_error(s->conn, WIRE_ERROR_INTERNAL, "out of memory");
-		return;
+		return -ENOMEM;
 	}
 	s->argv[0] = s->req.tool;
 	for (size_t i = 0; i < s->req.n_args; i++)
 		s->argv[i + 1] = s->req.args[i];
+	return 0;
+}
 
-	/* 3. Authenticate: constant time over the daemon's token length; a
-	 * token of another length fails without revealing where. */
-	{
-		size_t n = strlen(s->req.token), want = strlen(d->token);
-		char cmp[sizeof(d->token)] = { 0 };
+/* Step 3: the token, compared in constant time over the daemon's token
+ * length; a token of another length fails without revealing where. */
+static int authenticate(struct req_state *s)
+{
+	size_t n = strlen(s->req.token), want = strlen(s->d->token);
+	char cmp[sizeof(s->d->token)] = { 0 };
+	bool ok;
 
-		memcpy(cmp, s->req.token, n < want ? n : want);
-		if (CRYPTO_memcmp(cmp, d->token, want) != 0 || n != want) {
-			explicit_bzero(cmp, sizeof(cmp));
-			refuse(s, WIRE_ERROR_UNAUTHENTICATED, NULL, "wrong token");
-			return;
-		}
-		explicit_bzero(cmp, sizeof(cmp));
-		s->authenticated = true;
+	memcpy(cmp, s->req.token, n < want ? n : want);
+	ok = CRYPTO_memcmp(cmp, s->d->token, want) == 0 && n == want;
+	explicit_bzero(cmp, sizeof(cmp));
+	if (!ok) {
+		refuse(s, WIRE_ERROR_UNAUTHENTICATED, NULL, "wrong token");
+		return -EACCES;
 	}
+	s->authenticated = true;
+	return 0;
+}
 
-	/* 5. Tool table. */
-	tool = execdconf_find_tool(d->conf, s->req.tool);
+/* Step 4: the tool is in the host's tool table; s->tool_path is where it
+ * runs. */
+static int find_tool(struct req_state *s)
+{
+	const struct execdconf_tool *tool = execdconf_find_tool(s->d->conf, s->req.tool);
+	char msg[WIRE_MAX_MESSAGE];
+
 	if (!tool) {
 		(void)snprintf(msg, sizeof(msg), "'%s' is not in the host's tool table", s->req.tool);
 		refuse(s, WIRE_ERROR_UNKNOWN_TOOL, NULL, msg);
-		return;
+		return -ENOENT;
 	}
-	s->tool_path = d->tool_paths[tool - d->conf->tools];
+	s->tool_path = s->d->tool_paths[tool - s->d->conf->tools];
+	return 0;
+}
 
-	/* 6. Working directory, beneath a mapped root. */
-	{
-		const char *opt = NULL;
+/* Step 5: the working directory, opened beneath a mapped root
+ * (s->cwd_fd, s->host_cwd); terraform -chdir refused. */
+static int open_workdir(struct req_state *s)
+{
+	char msg[WIRE_MAX_MESSAGE];
+	const char *opt = NULL;
+	int r;
 
-		r = refuse_chdir_options(s, &opt);
-		if (r == -EPERM) {
-			(void)snprintf(msg, sizeof(msg),
-				       "%s option '%.64s' is not allowed through the sandbox: the "
-				       "tool works in the request's directory (cd there instead)",
-				       s->req.tool, opt ? opt : "?");
-			refuse(s, WIRE_ERROR_POLICY_DENIED, NULL, msg);
-			return;
-		}
+	r = refuse_chdir_options(s, &opt);
+	if (r == -EPERM) {
+		(void)snprintf(msg, sizeof(msg),
+			       "%s option '%.64s' is not allowed through the sandbox: the "
+			       "tool works in the request's directory (cd there instead)",
+			       s->req.tool, opt ? opt : "?");
+		refuse(s, WIRE_ERROR_POLICY_DENIED, NULL, msg);
+		return r;
 	}
 	r = r < 0 ? r : open_cwd(s);
 	if (r < 0) {
@@ -709,167 +765,218 @@ static void handle(struct req_state *s)
 				       "(or escapes it through '..' or a symlink)",
 				       s->cwd);
 		refuse(s, WIRE_ERROR_PATH_OUTSIDE_WORKSPACE, NULL, msg);
-		return;
+		return r;
 	}
+	return 0;
+}
 
-	/* 8. Options that make the tool run a program named on the command
-	 * line (terraform -plugin-dir, ...;
-	 * lib/toolgrammar.c) are refused here for every backend: a webhook or
-	 * exec policy engine (or allow_all) that approves a subcommand should
-	 * not thereby approve running an arbitrary program on the host. */
-	{
-		struct toolgrammar_parse gp = { 0 };
+/* Step 6: options that make the tool run a program named on the command
+ * line (terraform -plugin-dir, ...; lib/toolgrammar.c) are refused for
+ * every backend: a webhook or exec policy engine (or allow_all) that
+ * approves a subcommand should not thereby approve running an arbitrary
+ * program on the host. */
+static int check_grammar(struct req_state *s)
+{
+	struct toolgrammar_parse gp = { 0 };
+	char why[AUTHZ_MAX_REASON];
+	int r;
 
-		r = toolgrammar_parse(s->req.tool, s->argv, s->argc, &gp);
-		if (r < 0 || gp.refused) {
-			authz_decision_clear(&dec);
-			(void)snprintf(dec.rule, sizeof(dec.rule), "grammar");
-			if (r < 0)
-				(void)snprintf(dec.reason, sizeof(dec.reason),
-					       "the arguments could not be read");
-			else
-				(void)snprintf(dec.reason, sizeof(dec.reason),
-					       "option '%.64s' is refused: %s",
-					       gp.refused_option ? gp.refused_option : "?",
-					       gp.refused);
-			toolgrammar_parse_done(&gp);
-			refuse(s, WIRE_ERROR_POLICY_DENIED, &dec, dec.reason);
-			authz_decision_clear(&dec);
-			return;
-		}
+	r = toolgrammar_parse(s->req.tool, s->argv, s->argc, &gp);
+	if (r >= 0 && !gp.refused) {
 		toolgrammar_parse_done(&gp);
+		return 0;
 	}
+	if (r < 0)
+		(void)snprintf(why, sizeof(why), "the arguments could not be read");
+	else
+		(void)snprintf(why, sizeof(why), "option '%.64s' is refused: %s",
+			       gp.refused_option ? gp.refused_option : "?", gp.refused);
+	toolgrammar_parse_done(&gp);
+	return refuse_by_rule(s, WIRE_ERROR_POLICY_DENIED, "grammar", why);
+}
 
-	/* 8b. The rule: the tool runs in an empty private directory, reads
-	 * only files the daemon opened beneath the workspace, and options
-	 * that write files, read host paths or reach other hosts are refused
-	 * (lib/toolfiles.c), for every backend like the grammar's refusals. */
-	{
-		struct toolfiles_config tc = {
-			.gh_host = d->conf->gh_host ? d->conf->gh_host : "github.com",
-			.psql_stdin = d->conf->psql_stdin != 0,
-		};
-		struct toolrun_ctx c = {
-			.id = s->id,
-			.argv = s->argv,
-			.argc = s->argc,
-			.container_cwd = s->cwd,
-			.map = &d->conf->map,
-			.root_fds = d->root_fds,
-			.map_index = s->map_index,
-			.rel = s->rel,
-			.cwd_fd = s->cwd_fd,
-		};
-		enum wire_error kind;
+/* Step 7: the tool's run plan (lib/toolfiles.c): the rule that it runs in
+ * an empty private directory and reads only files the daemon opened
+ * beneath the workspace; options that write files, read host paths or
+ * reach other hosts are refused, for every backend like the grammar's. */
+static int plan_tool(struct req_state *s)
+{
+	struct toolfiles_config tc = {
+		.gh_host = s->d->conf->gh_host ? s->d->conf->gh_host : "github.com",
+		.psql_stdin = s->d->conf->psql_stdin != 0,
+	};
+	char why[AUTHZ_MAX_REASON];
 
-		r = toolfiles_plan(s->req.tool, s->argv, s->argc, &tc, &s->tr.plan);
-		if (r < 0) {
-			dispatch_reply_error(s->conn, WIRE_ERROR_INTERNAL, "cannot plan the command");
-			return;
-		}
-		if (s->tr.plan.refused) {
-			authz_decision_clear(&dec);
-			(void)snprintf(dec.rule, sizeof(dec.rule), "toolfiles");
-			(void)snprintf(dec.reason, sizeof(dec.reason), "'%.64s' is refused: %s",
-				       s->tr.plan.refused_arg ? s->tr.plan.refused_arg : s->req.tool,
-				       s->tr.plan.refused);
-			refuse(s, WIRE_ERROR_POLICY_DENIED, &dec, dec.reason);
-			authz_decision_clear(&dec);
-			return;
-		}
-		r = toolrun_prepare(d, &c, &s->tr, &kind, msg, sizeof(msg));
-		if (r < 0) {
-			if (kind == WIRE_ERROR_INTERNAL) {
-				log_error_errno(r, "request %s: cannot prepare the tool's directory and files: %s",
-						s->id, strerror(-r));
-				dispatch_reply_error(s->conn, WIRE_ERROR_INTERNAL,
-						     "the host could not prepare the command");
-				return;
-			}
-			authz_decision_clear(&dec);
-			(void)snprintf(dec.rule, sizeof(dec.rule), "toolfiles");
-			(void)snprintf(dec.reason, sizeof(dec.reason), "%.500s", msg);
-			refuse(s, kind, &dec, msg);
-			authz_decision_clear(&dec);
-			return;
-		}
-		/* psql: what it connects to is the destination the policy
-		 * and the audit log see. */
-		if (s->tr.plan.target.host && !s->destination &&
-		    asprintf(&s->destination, "postgresql://%s%s%s/%s", s->tr.plan.target.host,
-			     s->tr.plan.target.port ? ":" : "",
-			     s->tr.plan.target.port ? s->tr.plan.target.port : "",
-			     s->tr.plan.target.dbname ? s->tr.plan.target.dbname : "") < 0)
-			s->destination = NULL;
-		if (s->destination && !wire_utf8_valid(s->destination, strlen(s->destination))) {
-			free(s->destination);
-			s->destination = NULL;
-		}
+	if (toolfiles_plan(s->req.tool, s->argv, s->argc, &tc, &s->tr.plan) < 0) {
+		dispatch_reply_error(s->conn, WIRE_ERROR_INTERNAL, "cannot plan the command");
+		return -EINVAL;
 	}
+	if (!s->tr.plan.refused)
+		return 0;
+	(void)snprintf(why, sizeof(why), "'%.64s' is refused: %s",
+		       s->tr.plan.refused_arg ? s->tr.plan.refused_arg : s->req.tool,
+		       s->tr.plan.refused);
+	return refuse_by_rule(s, WIRE_ERROR_POLICY_DENIED, "toolfiles", why);
+}
 
-	/* 9. Decide. Any error is a denial (backend.h). */
-	{
-		struct authz_request ar = {
-			.request_id = s->id,
-			.tool = s->req.tool,
-			.argv = s->argv,
-			.argc = s->argc,
-			.container_cwd = s->cwd,
-			.host_cwd = s->host_cwd,
-			.destination = s->destination,
-			.reason = s->req.reason,
-			.repo = s->req.repo,
-			.branch = s->req.branch,
-			.peer_uid = s->cred.uid,
-			.peer_gid = s->cred.gid,
-			.peer_pid = s->cred.pid,
-		};
+/* Step 8: carry the plan out (execd/toolrun.c): the private directory, the
+ * file arguments as sealed memfds, psql's checks, terraform's copies. */
+static int prepare_tool(struct req_state *s)
+{
+	struct toolrun_ctx c = {
+		.id = s->id,
+		.argv = s->argv,
+		.argc = s->argc,
+		.container_cwd = s->cwd,
+		.map = &s->d->conf->map,
+		.root_fds = s->d->root_fds,
+		.map_index = s->map_index,
+		.rel = s->rel,
+		.cwd_fd = s->cwd_fd,
+	};
+	char msg[WIRE_MAX_MESSAGE];
+	enum wire_error kind;
+	int r;
 
-		authz_decision_clear(&dec);
-		r = d->ops->decide(d->backend, &ar, &dec);
-		if (r < 0 || dec.verdict != AUTHZ_ALLOW) {
-			if (r < 0 && dec.reason[0] == '\0')
-				(void)snprintf(dec.reason, sizeof(dec.reason),
-					       "the authorization backend failed");
-			dec.verdict = AUTHZ_DENY;
-			(void)snprintf(msg, sizeof(msg), "%s", dec.reason[0] ? dec.reason : "denied by policy");
-			refuse(s, WIRE_ERROR_POLICY_DENIED, &dec, msg);
-			authz_decision_clear(&dec);
-			return;
-		}
+	r = toolrun_prepare(s->d, &c, &s->tr, &kind, msg, sizeof(msg));
+	if (r >= 0)
+		return 0;
+	if (kind == WIRE_ERROR_INTERNAL) {
+		log_error_errno(r, "request %s: cannot prepare the tool's directory and files: %s",
+				s->id, strerror(-r));
+		dispatch_reply_error(s->conn, WIRE_ERROR_INTERNAL,
+				     "the host could not prepare the command");
+		return r;
 	}
+	(void)refuse_by_rule(s, kind, "toolfiles", msg);
+	return r;
+}
 
-	/* 10. The decision is durable before anything runs. */
-	r = audit_decision(s, true, NULL, &dec);
-	if (r < 0) {
+/* Step 9: what the command connects to, when the plan knows it (psql: its
+ * host, port, database and user, and postgresql://HOST:PORT/DB), is what
+ * the policy and the audit log see. Never fails: without a host there is
+ * no destination, which no dest= rule matches. */
+static int find_destination(struct req_state *s)
+{
+	const struct psqltarget *t = &s->tr.plan.psql;
+
+	if (strcmp(s->req.tool, "psql") == 0)
+		s->psql = t;
+	/* A socket directory is no URL: the psql object carries it. */
+	if (s->psql && t->host[0] && t->host[0] != '/' && !s->destination &&
+	    asprintf(&s->destination, "postgresql://%s%s%s%s%s/%s", strchr(t->host, ':') ? "[" : "",
+		     t->host, strchr(t->host, ':') ? "]" : "", t->port[0] ? ":" : "", t->port,
+		     t->dbname) < 0)
+		s->destination = NULL;
+	if (s->destination && !wire_utf8_valid(s->destination, strlen(s->destination))) {
+		free(s->destination);
+		s->destination = NULL;
+	}
+	return 0;
+}
+
+/* Step 10: the backend decides on the parsed request; any error is a
+ * denial (backend.h). */
+static int decide(struct req_state *s, struct authz_decision *dec)
+{
+	struct authz_request ar = {
+		.request_id = s->id,
+		.tool = s->req.tool,
+		.argv = s->argv,
+		.argc = s->argc,
+		.container_cwd = s->cwd,
+		.host_cwd = s->host_cwd,
+		.destination = s->destination,
+		.reason = s->req.reason,
+		.repo = s->req.repo,
+		.branch = s->req.branch,
+		.peer_uid = s->cred.uid,
+		.peer_gid = s->cred.gid,
+		.peer_pid = s->cred.pid,
+		.psql = s->psql,
+	};
+	char msg[WIRE_MAX_MESSAGE];
+	int r;
+
+	authz_decision_clear(dec);
+	r = s->d->ops->decide(s->d->backend, &ar, dec);
+	if (r >= 0 && dec->verdict == AUTHZ_ALLOW)
+		return 0;
+	if (r < 0 && dec->reason[0] == '\0')
+		(void)snprintf(dec->reason, sizeof(dec->reason), "the authorization backend failed");
+	dec->verdict = AUTHZ_DENY;
+	(void)snprintf(msg, sizeof(msg), "%s", dec->reason[0] ? dec->reason : "denied by policy");
+	refuse(s, WIRE_ERROR_POLICY_DENIED, dec, msg);
+	return r < 0 ? r : -EPERM;
+}
+
+/* Step 11: the decision is durable before anything runs. */
+static int record_decision(struct req_state *s, const struct authz_decision *dec)
+{
+	int r = audit_decision(s, true, NULL, dec);
+
+	if (r < 0)
 		dispatch_reply_error(s->conn, WIRE_ERROR_INTERNAL,
 				     "the host could not write its audit log; nothing was run");
-		authz_decision_clear(&dec);
+	return r;
+}
+
+/* Step 12: the client may have left while the backend deliberated (a
+ * webhook waiting for a human, minutes): nobody is there to watch or stop
+ * the command, and the agent that asked may be long gone. It does not
+ * start; the approval stays on record with its end. */
+static int check_client_waits(struct req_state *s)
+{
+	struct pollfd pfd = { .fd = s->conn, .events = POLLIN | POLLRDHUP };
+
+	if (poll(&pfd, 1, 0) <= 0 || !pfd.revents)
+		return 0;
+	(void)clock_gettime(CLOCK_MONOTONIC, &s->t_exec);
+	log_info("request %s peer uid=%u pid=%d tool '%s': client left before the "
+		 "command started; not run",
+		 s->id, (unsigned)s->cred.uid, (int)s->cred.pid, s->req.tool);
+	release_limits(s);
+	audit_end(s, "disconnected_before_start", -1);
+	return -ECONNRESET;
+}
+
+/* One request, as a recipe: each step answers and stops the request
+ * itself when it fails (fail closed); the per-container limit was taken
+ * at accept() (sched.c). */
+static void handle(struct req_state *s)
+{
+	_cleanup_(authz_decision_clear) struct authz_decision dec = { 0 };
+
+	/* 1. Receive the frame before its deadline. */
+	if (receive_frame(s) < 0)
+		return;
+	/* A git relay frame goes to the relay (execd/gitrelay.c), which
+	 * decodes, authenticates and audits it itself. */
+	if (s->hdr.type == WIRE_TYPE_GIT) {
+		gitrelay_handle(s->d, s->conn, &s->cred, s->id, s->frame, s->frame_len, s->fds,
+				&s->n_fds);
 		return;
 	}
-
-	/* 11. The client may have left while the backend deliberated (a
-	 * webhook waiting for a human, minutes): nobody is there to watch or
-	 * stop the command, and the agent that asked may be long gone. It
-	 * does not start; the approval stays on record with its end. */
-	{
-		struct pollfd pfd = { .fd = s->conn, .events = POLLIN | POLLRDHUP };
-
-		if (poll(&pfd, 1, 0) > 0 && pfd.revents) {
-			(void)clock_gettime(CLOCK_MONOTONIC, &s->t_exec);
-			log_info("request %s peer uid=%u pid=%d tool '%s': client left before the "
-				 "command started; not run",
-				 s->id, (unsigned)s->cred.uid, (int)s->cred.pid, s->req.tool);
-			release_limits(s);
-			audit_end(s, "disconnected_before_start", -1);
-			authz_decision_clear(&dec);
-			return;
-		}
-	}
-
-	/* 12. Run, wait, audit the end, reply. */
+	/* 2. Decode completely; 3. authenticate; 4. the tool table. */
+	if (decode_request(s) < 0 || authenticate(s) < 0 || find_tool(s) < 0)
+		return;
+	/* 5. Working directory, beneath a mapped root. */
+	if (open_workdir(s) < 0)
+		return;
+	/* 6.-7. The daemon's own refusals, whatever the backend: the
+	 * grammar's, then the run plan's; 8. carry the plan out; 9. what it
+	 * connects to. */
+	if (check_grammar(s) < 0 || plan_tool(s) < 0 || prepare_tool(s) < 0 ||
+	    find_destination(s) < 0)
+		return;
+	/* 10. Decide; 11. durably on record before anything runs. */
+	if (decide(s, &dec) < 0 || record_decision(s, &dec) < 0)
+		return;
+	/* 12. Nobody left to watch it: not run. */
+	if (check_client_waits(s) < 0)
+		return;
+	/* 13. Run, wait, audit the end, reply. */
 	run_command(s, &dec);
-	authz_decision_clear(&dec);
 }
 
 void *dispatch_connection(void *arg)
@@ -902,6 +1009,7 @@ void *dispatch_connection(void *arg)
 	release_limits(s);
 	free(s->destination);
 	free(s->argv);
+	free(s->frame);
 	wire_request_done(&s->req);
 	free(s);
 out:

@@ -81,6 +81,7 @@ struct spawn_params {
 	int fds[3];             /* stdin, stdout, stderr for the child */
 	const int *extra_fds;   /* become fds 3, 4, ... in the child (numbers >= 3 + n_extra) */
 	size_t n_extra;
+	int cgroup_procs_fd;    /* > 2: the child joins this cgroup first (cgroup.c); 0/-1: none */
 };
 
 /* The reaper (sandbox-execd-reap beside the daemon), PID 1 of each
@@ -102,6 +103,26 @@ int spawn_reap(pid_t pid, int pidfd, int *ret_code, bool *ret_signaled);
  * (>= 0) or -errno (-EMSGSIZE when the output does not fit). */
 int spawn_capture(const struct spawn_params *p, unsigned timeout_ms, char *out, size_t max,
 		  size_t *ret_len);
+
+/* ---- cgroup.c ---- */
+/* A command's own cgroup v2, a child of the daemon's, where that is
+ * writable: the command joins it before execve (procs_fd into
+ * spawn_params.cgroup_procs_fd) and cgroup.kill ends everything in it. */
+struct cgroup_cmd {
+	int dir_fd;   /* -1: none (not writable here, or failed: logged) */
+	int procs_fd; /* its cgroup.procs */
+	int kill_fd;  /* its cgroup.kill */
+	char name[EXECD_REQUEST_ID_LEN + 16];
+};
+/* Makes the cgroup for request id when the daemon's cgroup is usable (the
+ * first call probes and logs which way it went). Never fails the request:
+ * without one, ret->dir_fd and ret->procs_fd are -1. */
+void cgroup_cmd_create(const char *id, struct cgroup_cmd *ret);
+/* SIGKILLs every process in the cgroup (no-op without one). */
+void cgroup_cmd_kill(const struct cgroup_cmd *cg);
+/* Kills what is left, waits (at most 1 s) for it to empty, removes it and
+ * closes its fds. Safe on a cgroup that was never made. */
+void cgroup_cmd_remove(struct cgroup_cmd *cg);
 
 /* ---- toolrun.c ---- */
 struct execd;
@@ -143,6 +164,12 @@ void toolrun_done(struct execd *d);
 int toolrun_prepare(struct execd *d, const struct toolrun_ctx *c, struct toolrun *tr,
 		    enum wire_error *reterr_kind, char *msg, size_t msg_len);
 void toolrun_release(struct execd *d, struct toolrun *tr);
+/* After the command: a terraform plan made with plan -out=NAME (when the
+ * run succeeded) goes into the daemon's plan store under a new random id,
+ * which one line on errfd (the client's stderr, -1: none) tells. 1 when
+ * a plan was kept, 0 when there was none, -errno (logged). */
+int toolrun_finish(struct execd *d, struct toolrun *tr, const char *req_id, bool succeeded,
+		   int errfd);
 
 /* ---- dispatch.c ---- */
 struct execd_conn;

@@ -51,6 +51,14 @@ static _noreturn_ void child(const struct spawn_params *p, pid_t parent, int err
 	 * its own namespace, parent is 0: getppid() says 0 there.) */
 	if (parent != 0 && getppid() != parent)
 		_exit(127);
+	/* Into the command's own cgroup first (cgroup.c), so that nothing it
+	 * starts is outside it, then a cgroup namespace rooted there, so that
+	 * it cannot move itself out through the (same user's) delegated
+	 * parent. EPERM: no CAP_SYS_ADMIN (no user namespace of its own); the
+	 * cgroup then still holds setsid and double-fork descendants. */
+	if (p->cgroup_procs_fd > 2 &&
+	    (write(p->cgroup_procs_fd, "0", 1) != 1 || (unshare(CLONE_NEWCGROUP) < 0 && errno != EPERM)))
+		goto fail;
 	if (setsid() < 0)
 		goto fail;
 	for (int sig = 1; sig < NSIG; sig++)

@@ -11,11 +11,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -28,6 +31,9 @@
 #define TOOLRUN_MAX_FILE ((size_t)8 * 1024 * 1024)  /* one file argument */
 #define TOOLRUN_MAX_TF_FILES 256                     /* terraform files copied */
 #define TOOLRUN_MAX_TF_BYTES ((size_t)16 * 1024 * 1024)
+#define TOOLRUN_PLANS_DIR "tf-plans"                 /* in the work directory */
+#define TOOLRUN_MAX_PLANS 32                         /* kept; the oldest go first */
+#define TOOLRUN_MAX_PLAN ((off_t)64 * 1024 * 1024)   /* bytes of one kept plan */
 
 static int write_all(int fd, const char *p, size_t n)
 {
@@ -143,6 +149,10 @@ int toolrun_init(struct execd *d)
 	 * provider_installation turns off the implicit local mirrors
 	 * (terraform.d/plugins and friends next to the configuration, which
 	 * the agent writes); the plugin cache is the daemon's. */
+	/* The plans terraform made for us (plan -out), kept until shown. */
+	if (mkdirat(d->work_fd, TOOLRUN_PLANS_DIR, 0700) < 0 && errno != EEXIST)
+		return log_error_errno(-errno, "Cannot create the terraform plan store: %s",
+				       strerror(errno));
 	if (mkdirat(d->work_fd, "tf-plugin-cache", 0700) < 0 && errno != EEXIST)
 		return log_error_errno(-errno, "Cannot create the terraform plugin cache: %s",
 				       strerror(errno));
@@ -303,6 +313,171 @@ static int copy_terraform(const struct toolrun_ctx *c, struct toolrun *tr, char 
 	return r;
 }
 
+/* Copies the kept plan `id` into the private directory under the same
+ * name: the store's file is never handed to the tool itself. */
+static int copy_kept_plan(struct execd *d, struct toolrun *tr, const char *id, char *msg,
+			  size_t msg_len)
+{
+	_cleanup_close_ int store = openat(d->work_fd, TOOLRUN_PLANS_DIR,
+					   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int in = -1, out = -1;
+	struct stat st;
+	char buf[65536];
+	off_t total = 0;
+
+	if (store < 0)
+		return -errno;
+	in = openat(store, id, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {
+		(void)snprintf(msg, msg_len,
+			       "no terraform plan '%s' is kept by the host (the last %d plans made "
+			       "with plan -out=NAME are)",
+			       id, TOOLRUN_MAX_PLANS);
+		return -ENOENT;
+	}
+	out = openat(tr->priv_fd, id, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (out < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof(buf));
+		int r;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return 0;
+		total += n;
+		if (total > TOOLRUN_MAX_PLAN)
+			return -EFBIG;
+		r = write_all(out, buf, (size_t)n);
+		if (r < 0)
+			return r;
+	}
+}
+
+/* Keeps at most TOOLRUN_MAX_PLANS plans: the oldest (mtime) go. Best
+ * effort: concurrent requests may each remove one, never a missing one. */
+static void prune_kept_plans(int store)
+{
+	for (;;) {
+		_cleanup_close_ int fd = openat(store, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+		char oldest[NAME_MAX + 1] = "";
+		struct timespec t_old = { 0 };
+		struct dirent *e;
+		size_t n = 0;
+
+		if (!dir)
+			return;
+		fd = -1; /* owned by dir */
+		while ((e = readdir(dir))) {
+			struct stat st;
+
+			if (!toolfiles_tf_plan_id_valid(e->d_name) ||
+			    fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			n++;
+			if (!oldest[0] || st.st_mtim.tv_sec < t_old.tv_sec ||
+			    (st.st_mtim.tv_sec == t_old.tv_sec && st.st_mtim.tv_nsec < t_old.tv_nsec)) {
+				t_old = st.st_mtim;
+				(void)snprintf(oldest, sizeof(oldest), "%s", e->d_name);
+			}
+		}
+		(void)closedir(dir);
+		/* ENOENT: another request removed it first. */
+		if (n <= TOOLRUN_MAX_PLANS || (unlinkat(store, oldest, 0) < 0 && errno != ENOENT))
+			return;
+	}
+}
+
+int toolrun_finish(struct execd *d, struct toolrun *tr, const char *req_id, bool succeeded,
+		   int errfd)
+{
+	_cleanup_close_ int store = -1;
+	char id[TOOLFILES_TF_PLAN_ID_LEN + 1], line[256];
+	unsigned char rnd[TOOLFILES_TF_PLAN_HEX / 2];
+	struct stat st;
+	int n;
+
+	if (!tr->plan.tf_out || tr->priv_fd < 0)
+		return 0;
+	/* Only a plan terraform wrote and reported success for (0, or 2 for
+	 * changes with -detailed-exitcode: the caller's `succeeded`). */
+	if (!succeeded || fstatat(tr->priv_fd, tr->plan.tf_out, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISREG(st.st_mode) || st.st_size > TOOLRUN_MAX_PLAN)
+		return 0;
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return log_error_errno(-EIO, "request %s: no random plan id, plan not kept", req_id);
+	n = snprintf(id, sizeof(id), "%s", TOOLFILES_TF_PLAN_PREFIX);
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		n += snprintf(id + n, sizeof(id) - (size_t)n, "%02x", rnd[i]);
+	store = openat(d->work_fd, TOOLRUN_PLANS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (store < 0 || renameat(tr->priv_fd, tr->plan.tf_out, store, id) < 0)
+		return log_error_errno(-errno, "request %s: cannot keep the terraform plan: %s", req_id,
+				       strerror(errno));
+	prune_kept_plans(store);
+	log_info("request %s: terraform plan kept as %s", req_id, id);
+	n = snprintf(line, sizeof(line),
+		     "sandbox-execd: the host keeps this plan as %s (nothing was written to the "
+		     "workspace); show it with: terraform show %s\n",
+		     id, id);
+	/* The client's stderr is the agent's: a full pipe must not hold this
+	 * worker. One write of less than PIPE_BUF once poll says there is
+	 * room never blocks on a pipe; the client may be gone, and the plan
+	 * is kept either way. */
+	if (errfd >= 0 && n > 0) {
+		struct pollfd pfd = { .fd = errfd, .events = POLLOUT };
+
+		if (poll(&pfd, 1, 1000) == 1 && (pfd.revents & POLLOUT))
+			(void)!write(errfd, line, (size_t)n);
+	}
+	return 1;
+}
+
+static bool path_under(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+
+	if (strcmp(root, "/") == 0)
+		return true;
+	return strncmp(path, root, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/* psql -h DIR connects to the socket DIR/.s.PGSQL.PORT: in the shared
+ * workspace that is a server the agent runs, which would get the user's
+ * password (a .pgpass "localhost" line matches sockets) and answer
+ * whatever it likes. Refused when DIR is beneath a mapped host root as
+ * written (so no symlink the agent may swap later can be on the way) or
+ * as it resolves now (a symlink of the user's into the workspace). A DIR
+ * that does not resolve is judged as written: refusing it here would tell
+ * the agent which host directories exist before any policy is asked (the
+ * agent cannot create one outside the workspace). */
+static int check_psql_socket_dir(const struct toolrun_ctx *c, const char *dir, char *msg,
+				 size_t msg_len)
+{
+	char real[PATH_MAX], root[PATH_MAX];
+	bool inside = false;
+
+	if (!realpath(dir, real))
+		(void)snprintf(real, sizeof(real), "%s", dir);
+	for (size_t i = 0; i < c->map->n && !inside; i++) {
+		const char *h = c->map->e[i].host;
+
+		inside = path_under(dir, h) || path_under(real, h) ||
+			 (realpath(h, root) && (path_under(dir, root) || path_under(real, root)));
+	}
+	if (inside) {
+		(void)snprintf(msg, msg_len,
+			       "psql socket directory '%.200s' is in the shared workspace: a server "
+			       "there would be the agent's",
+			       dir);
+		return -EPERM;
+	}
+	return 0;
+}
+
 void toolrun_release(struct execd *d, struct toolrun *tr)
 {
 	for (size_t i = 0; i < tr->n_fds; i++)
@@ -344,6 +519,13 @@ int toolrun_prepare(struct execd *d, const struct toolrun_ctx *c, struct toolrun
 			return -EPERM;
 		}
 	}
+	if (p->psql.host[0] == '/') {
+		r = check_psql_socket_dir(c, p->psql.host, msg, msg_len);
+		if (r < 0) {
+			*reterr_kind = WIRE_ERROR_POLICY_DENIED;
+			return r;
+		}
+	}
 	if (p->private_cwd) {
 		(void)snprintf(tr->priv_name, sizeof(tr->priv_name), "run-%s", c->id);
 		if (mkdirat(d->work_fd, tr->priv_name, 0700) < 0)
@@ -358,6 +540,22 @@ int toolrun_prepare(struct execd *d, const struct toolrun_ctx *c, struct toolrun
 			*reterr_kind = WIRE_ERROR_POLICY_DENIED;
 			return r;
 		}
+	}
+	if (p->tf_show && tr->priv_fd >= 0) {
+		r = copy_kept_plan(d, tr, p->tf_show, msg, msg_len);
+		if (r == -ENOENT)
+			*reterr_kind = WIRE_ERROR_POLICY_DENIED;
+		if (r < 0)
+			return r;
+	}
+	/* plan -out=NAME must not name a copied file (terraform would write
+	 * over it, and a failed run would leave the copy to be kept). */
+	if (p->tf_out && tr->priv_fd >= 0 &&
+	    faccessat(tr->priv_fd, p->tf_out, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+		*reterr_kind = WIRE_ERROR_POLICY_DENIED;
+		(void)snprintf(msg, msg_len, "terraform plan -out=%.64s names a configuration file",
+			       p->tf_out);
+		return -EEXIST;
 	}
 	if (p->stdin_null) {
 		tr->null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);

@@ -17,6 +17,7 @@
 #include "authz_git.h"
 #include "authzjson.h"
 #include "macros.h"
+#include "psqltarget.h"
 #include "wire.h"
 
 #define AUDITREC_JSON_DEPTH 8
@@ -400,6 +401,8 @@ static int format_decision_lim(const struct auditrec_chain *c, const struct audi
 		r = add_str_lim(o, "backend", d->backend, lim);
 	if (r >= 0 && d->git)
 		r = add_obj(o, "git", authz_git_to_json(d->git));
+	if (r >= 0 && d->psql)
+		r = add_obj(o, "psql", psqltarget_to_json(d->psql));
 	if (r >= 0 && lim->truncated) {
 		/* The explicit marker: this record is not the whole request. */
 		json_object *t = json_object_new_object();

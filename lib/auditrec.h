@@ -10,6 +10,7 @@
 #define CS_AUDITREC_H
 
 struct authz_git;
+struct psqltarget;
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -57,6 +58,7 @@ struct auditrec_decision {
 	const char *rule;
 	const char *backend;
 	const struct authz_git *git; /* git relay requests only, else NULL */
+	const struct psqltarget *psql; /* psql requests only, else NULL */
 };
 
 /* The end of an execution. outcome: "exited" (code = status), "signaled"

@@ -27,7 +27,11 @@
  *    plugins), AWS config/credentials (credential_process), psqlrc (\!),
  *    OpenSSL config (engines/providers are shared objects), zsh's ZDOTDIR;
  *  - switches that let credential files run programs or choose the
- *    interpreter (Google executable-sourced credentials, gcloud's Python). */
+ *    interpreter (Google executable-sourced credentials, gcloud's Python);
+ *  - libpq's connection target (PGHOST, PGHOSTADDR, PGPORT, PGDATABASE,
+ *    PGUSER, PGSERVICE, PGPASSFILE): psql would connect elsewhere than the
+ *    host, port, database and user the policy judged and the audit log
+ *    records (lib/psqltarget.h). PGPASSWORD stays allowed: a credential. */
 static const char *const refused_names[] = {
 	"GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES", "LOCALDOMAIN",
 	"LOCPATH", "NIS_PATH", "NLSPATH", "RESOLV_HOST_CONF", "RES_OPTIONS", "TMPDIR",
@@ -41,6 +45,7 @@ static const char *const refused_names[] = {
 	"OPENSSL_MODULES", "PERLLIB", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
 	"JDK_JAVA_OPTIONS", "ZDOTDIR",
 	"GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES", "CLOUDSDK_PYTHON",
+	"PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGUSER", "PGSERVICE", "PGPASSFILE",
 };
 
 /* Name prefixes a backend may never set:

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 struct authz_git;
+struct psqltarget;
 
 #define AUTHZ_MAX_REASON 512  /* bytes of human-readable reason, with NUL */
 #define AUTHZ_MAX_RULE 128    /* "policy.conf:12" or a backend's own rule id */
@@ -39,6 +40,9 @@ struct authz_request {
 	pid_t peer_pid;
 	/* git relay requests (lib/authz_git.h); NULL for tool requests. */
 	const struct authz_git *git;
+	/* psql requests: host, port, database and user (lib/psqltarget.h);
+	 * NULL for other tools. */
+	const struct psqltarget *psql;
 };
 
 struct authz_decision {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "authz_git.h"
+#include "psqltarget.h"
 #include "macros.h"
 #include "policy.h"
 #include "toolgrammar.h"
@@ -235,6 +236,8 @@ int authzjson_encode_request(const struct authz_request *req, char **ret, size_t
 		r = add(root, "branch", str_or_null(req->branch), req->branch);
 	if (r >= 0 && req->git)
 		r = add(root, "git", authz_git_to_json(req->git), true);
+	if (r >= 0 && req->psql)
+		r = add(root, "psql", psqltarget_to_json(req->psql), true);
 	if (r < 0)
 		return r;
 	peer = json_object_new_object();

@@ -9,6 +9,10 @@
  *    "cwd":{"container":"/workspace","host":"/home/u/src/p"},
  *    "destination":"git@github.com:acme/x.git", "destination_normalised":"github.com/acme/x",
  *    "reason":..., "repo":..., "branch":..., "peer":{"uid":1000,"gid":1000,"pid":42}}
+ * plus, for git relay requests, "git":{...} (lib/authz_git.h) and, for psql,
+ *    "psql":{"host":"db.internal","port":"5432","dbname":"app","user":"ro"}
+ * (lib/psqltarget.h: canonical values, null for a field the command does
+ * not give, ambiguous targets refused before any backend is asked).
  *
  * Decision (anything else is an error, which the caller turns into a denial):
  *   {"decision":"approved"|"denied"|"pending", "reason":"...", "id":"...",

@@ -12,6 +12,7 @@
 
 #include "authz_git.h"
 #include "macros.h"
+#include "psqltarget.h"
 #include "toolfiles.h"
 #include "toolgrammar.h"
 
@@ -26,6 +27,12 @@ enum cond_kind {
 	COND_DELETE,  /* yes|no: a deletion */
 	COND_FF,      /* yes|no: a fast-forward (or a new ref) */
 	COND_DEFAULT, /* yes|no: the remote's default branch */
+	/* psql's target (lib/psqltarget.h), canonical; a field the command
+	 * does not give never matches: */
+	COND_HOST,    /* host name, address or socket directory */
+	COND_PORT,
+	COND_DB,
+	COND_USER,
 	COND_MAX,
 };
 
@@ -33,8 +40,14 @@ static const char *const cond_names[COND_MAX] = {
 	[COND_FLAG] = "flag", [COND_ARG] = "arg",
 	[COND_DEST] = "dest", [COND_CWD] = "cwd", [COND_REF] = "ref",
 	[COND_FORCE] = "force", [COND_DELETE] = "delete", [COND_FF] = "ff",
-	[COND_DEFAULT] = "default",
+	[COND_DEFAULT] = "default", [COND_HOST] = "host", [COND_PORT] = "port",
+	[COND_DB] = "db", [COND_USER] = "user",
 };
+
+static bool cond_is_psql(int c)
+{
+	return c == COND_HOST || c == COND_PORT || c == COND_DB || c == COND_USER;
+}
 
 static bool cond_is_git_update(int c)
 {
@@ -256,7 +269,7 @@ static int parse_condition(struct rule *r, const struct token *t, unsigned line,
 	if (c < 0)
 		return fail(e, line, t->column,
 			    "unknown condition (flag=, arg=, dest=, cwd=, ref=, force=, "
-			    "delete=, ff=, default=, reason=)",
+			    "delete=, ff=, default=, host=, port=, db=, user=, reason=)",
 			    -EINVAL);
 	if (r->has[c])
 		return fail(e, line, t->column, "condition given twice in one rule", -EINVAL);
@@ -271,6 +284,9 @@ static int parse_condition(struct rule *r, const struct token *t, unsigned line,
 	if (cond_is_git_update(c) && strcmp(r->tool, "git") != 0)
 		return fail(e, line, t->column,
 			    "ref=, force=, delete=, ff= and default= are for git rules", -EINVAL);
+	if (cond_is_psql(c) && strcmp(r->tool, "psql") != 0)
+		return fail(e, line, t->column, "host=, port=, db= and user= are for psql rules",
+			    -EINVAL);
 	r->has[c] = true;
 	k = split_list(val, &r->cond[c], line, vcol, e);
 	if (k < 0)
@@ -302,6 +318,14 @@ static int parse_condition(struct rule *r, const struct token *t, unsigned line,
 			for (char *h = it; *h && *h != '/'; h++)
 				*h = (char)tolower((unsigned char)*h);
 		}
+		/* Host names compare lowercased, as psqltarget writes them;
+		 * socket directories as written. */
+		if (c == COND_HOST && it[0] != '/')
+			for (char *h = it; *h; h++)
+				*h = (char)tolower((unsigned char)*h);
+		if (c == COND_PORT && strspn(it, "0123456789*?[]-!") != strlen(it))
+			return fail(e, line, vcol, "port= patterns are numbers (or globs of digits)",
+				    -EINVAL);
 		if (c == COND_CWD && it[0] != '/')
 			return fail(e, line, vcol, "cwd= patterns are absolute host paths", -EINVAL);
 		if (cond_is_git_update(c) && c != COND_REF &&
@@ -717,6 +741,37 @@ static bool git_update_match(const struct rule *r, const struct authz_request *r
 	return true;
 }
 
+/* host=, port=, db=, user=: each given condition needs the field set and
+ * matching; a request that is not psql's never matches them. */
+static bool psql_match(const struct rule *r, const struct authz_request *req)
+{
+	static const struct {
+		int cond;
+		enum psqltarget_field f;
+	} map[] = {
+		{ COND_HOST, PSQLTARGET_HOST },
+		{ COND_PORT, PSQLTARGET_PORT },
+		{ COND_DB, PSQLTARGET_DBNAME },
+		{ COND_USER, PSQLTARGET_USER },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(map); i++) {
+		const char *v;
+
+		if (!r->has[map[i].cond])
+			continue;
+		if (!req->psql)
+			return false;
+		v = psqltarget_get(req->psql, map[i].f);
+		/* FNM_PATHNAME for hosts: `*.internal` is a name, never a
+		 * socket directory such as /tmp/x.internal. */
+		if (!v[0] || !plist_match(&r->cond[map[i].cond], v,
+					  map[i].cond == COND_HOST ? FNM_PATHNAME : 0))
+			return false;
+	}
+	return true;
+}
+
 enum match {
 	MATCH_NO,
 	MATCH_YES,
@@ -808,6 +863,8 @@ static int rule_match(const struct rule *r, const struct authz_request *req,
 	    (!req->host_cwd || !plist_match(&r->cond[COND_CWD], req->host_cwd, 0)))
 		return 0;
 	if (!git_update_match(r, req))
+		return 0;
+	if (!psql_match(r, req))
 		return 0;
 	if (!r->deny && !guarded_flags_named(r, req, gp))
 		return 0;

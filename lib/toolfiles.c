@@ -9,6 +9,9 @@
 #include <ctype.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/types.h>
+
+#include "macros.h"
 
 struct scan {
 	const char *const *argv;
@@ -431,6 +434,25 @@ static void plan_gh(struct scan *s, const struct toolfiles_config *cfg)
 
 /* ---- terraform ---- */
 
+bool toolfiles_tf_plan_id_valid(const char *s)
+{
+	size_t pl = strlen(TOOLFILES_TF_PLAN_PREFIX);
+
+	if (!s || strlen(s) != TOOLFILES_TF_PLAN_ID_LEN || strncmp(s, TOOLFILES_TF_PLAN_PREFIX, pl) != 0)
+		return false;
+	return strspn(s + pl, "0123456789abcdef") == TOOLFILES_TF_PLAN_HEX;
+}
+
+/* A plain file name for plan -out: no directory, nothing hidden. */
+static bool tf_out_name_ok(const char *v)
+{
+	size_t n = strlen(v);
+
+	return n > 0 && n <= TOOLFILES_TF_MAX_OUT_NAME && v[0] != '.' && v[0] != '-' &&
+	       strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n &&
+	       !toolfiles_tf_plan_id_valid(v);
+}
+
 static void plan_terraform(struct scan *s)
 {
 	const char *sub = NULL;
@@ -444,17 +466,35 @@ static void plan_terraform(struct scan *s)
 		if (!n) {
 			if (!sub)
 				sub = a;
-			else if (strcmp(sub, "fmt") == 0 || strcmp(sub, "show") == 0 ||
+			else if (strcmp(sub, "show") == 0 && !s->p->tf_show &&
+				 toolfiles_tf_plan_id_valid(a)) {
+				/* Only the plan: its configuration is inside it. */
+				s->p->tf_show = a;
+				s->p->copy_terraform = false;
+			} else if (strcmp(sub, "fmt") == 0 || strcmp(sub, "show") == 0 ||
 				 strcmp(sub, "validate") == 0 || strcmp(sub, "init") == 0 ||
 				 strcmp(sub, "plan") == 0 || strcmp(sub, "apply") == 0) {
 				refuse(s, "terraform runs on a copy of the configuration in the current "
-					  "directory; paths (plan files, directories) are not passed",
+					  "directory; paths (plan files, directories) are not passed (show "
+					  "takes the sandbox-plan-... id the host gave for a plan it made)",
 				       a);
 				return;
 			}
 			continue;
 		}
 #define IS(x) (nl == strlen(x) && strncmp(n, x, nl) == 0)
+		if (IS("out") && sub && strcmp(sub, "plan") == 0) {
+			const char *v = n[nl] == '=' ? n + nl + 1 : i + 1 < s->argc ? s->argv[++i] : NULL;
+
+			if (!v || s->p->tf_out || !tf_out_name_ok(v)) {
+				refuse(s, "terraform plan -out takes one plain file name ([A-Za-z0-9._-], "
+					  "no directory); the host keeps the plan and prints its id",
+				       a);
+				return;
+			}
+			s->p->tf_out = v;
+			continue;
+		}
 		if (IS("var-file")) {
 			if (n[nl] == '=')
 				add_file(s, i, (size_t)(n + nl + 1 - a), TOOLFILES_READ);
@@ -499,90 +539,237 @@ static void psql_var(struct scan *s, const char *v)
 	       v);
 }
 
+/* psql's options as its getopt_long reads them (PostgreSQL 15,
+ * src/bin/psql/startup.c): short options cluster ("-qo FILE", "-qoFILE"),
+ * a short option's value is the rest of its word or the next word, long
+ * options take "=value" or the next word and may be abbreviated to any
+ * unique prefix ("--co" is --command, "--ho" --host), options may follow
+ * operands, "--" ends them. Every option is looked up here: an unknown or
+ * ambiguous one is refused (psql would stop on it too), so no spelling
+ * slips past the checks below. */
+enum psql_arg { PSQL_NOARG, PSQL_ARG, PSQL_OPTARG };
+
+static const struct {
+	char letter;       /* 0: long only */
+	const char *name;  /* long name without dashes, NULL: short only */
+	enum psql_arg arg; /* of the long form; the short form takes a value iff PSQL_ARG */
+} psql_opts[] = {
+	{ 'a', "echo-all", PSQL_NOARG },     { 'A', "no-align", PSQL_NOARG },
+	{ 'b', "echo-errors", PSQL_NOARG },  { 'c', "command", PSQL_ARG },
+	{ 'd', "dbname", PSQL_ARG },         { 'e', "echo-queries", PSQL_NOARG },
+	{ 'E', "echo-hidden", PSQL_NOARG },  { 'f', "file", PSQL_ARG },
+	{ 'F', "field-separator", PSQL_ARG }, { 'z', "field-separator-zero", PSQL_NOARG },
+	{ 'h', "host", PSQL_ARG },           { 'H', "html", PSQL_NOARG },
+	{ 'l', "list", PSQL_NOARG },         { 'L', "log-file", PSQL_ARG },
+	{ 'n', "no-readline", PSQL_NOARG },  { '1', "single-transaction", PSQL_NOARG },
+	{ 'o', "output", PSQL_ARG },         { 'p', "port", PSQL_ARG },
+	{ 'P', "pset", PSQL_ARG },           { 'q', "quiet", PSQL_NOARG },
+	{ 'R', "record-separator", PSQL_ARG }, { '0', "record-separator-zero", PSQL_NOARG },
+	{ 's', "single-step", PSQL_NOARG },  { 'S', "single-line", PSQL_NOARG },
+	{ 't', "tuples-only", PSQL_NOARG },  { 'T', "table-attr", PSQL_ARG },
+	{ 'U', "username", PSQL_ARG },       { 'v', "set", PSQL_ARG },
+	{ 'v', "variable", PSQL_ARG },       { 'V', "version", PSQL_NOARG },
+	{ 'w', "no-password", PSQL_NOARG },  { 'W', "password", PSQL_NOARG },
+	{ 'x', "expanded", PSQL_NOARG },     { 'X', "no-psqlrc", PSQL_NOARG },
+	{ '?', NULL, PSQL_NOARG },           { 0, "help", PSQL_OPTARG },
+	{ 0, "csv", PSQL_NOARG },
+};
+
+/* One option found: its letter (0 for --help/--csv), and its value as
+ * argv[arg] + off (arg 0: none). */
+struct psql_found {
+	char letter;
+	size_t arg, off;
+};
+
+/* Reads the long option at argv[*i] ("--name[=v]"): exact name, else the
+ * one option whose name starts with it (glibc getopt_long: candidates
+ * that differ are ambiguous). -1 with a refusal on any error. */
+static int psql_long(struct scan *s, size_t *i, struct psql_found *ret)
+{
+	const char *a = s->argv[*i] + 2;
+	size_t nl = strcspn(a, "=");
+	ssize_t hit = -1;
+	bool ambiguous = false;
+
+	for (size_t k = 0; k < ELEMENTSOF(psql_opts); k++) {
+		const char *n = psql_opts[k].name;
+
+		if (!n || strncmp(n, a, nl) != 0)
+			continue;
+		if (strlen(n) == nl) {
+			hit = (ssize_t)k;
+			ambiguous = false;
+			break;
+		}
+		if (hit >= 0 && (psql_opts[hit].letter != psql_opts[k].letter ||
+				 psql_opts[hit].arg != psql_opts[k].arg))
+			ambiguous = true;
+		if (hit < 0)
+			hit = (ssize_t)k;
+	}
+	if (hit < 0 || ambiguous || nl == 0) {
+		refuse(s, "unknown or ambiguous psql option", s->argv[*i]);
+		return -1;
+	}
+	*ret = (struct psql_found){ .letter = psql_opts[hit].letter };
+	if (a[nl] == '=') {
+		if (psql_opts[hit].arg == PSQL_NOARG) {
+			refuse(s, "this psql option takes no value", s->argv[*i]);
+			return -1;
+		}
+		ret->arg = *i;
+		ret->off = 2 + nl + 1;
+	} else if (psql_opts[hit].arg == PSQL_ARG) {
+		if (*i + 1 >= s->argc) {
+			refuse(s, "a psql option is missing its value", s->argv[*i]);
+			return -1;
+		}
+		ret->arg = ++*i;
+		ret->off = 0;
+	}
+	return 0;
+}
+
+/* Acts on one option: refusals, -c/-f/-v checks, connection fields. */
+static void psql_option(struct scan *s, const struct psql_found *o, const char **conn)
+{
+	const char *v = o->arg ? s->argv[o->arg] + o->off : NULL;
+
+	switch (o->letter) {
+	case 'o':
+	case 'L':
+		refuse(s, "psql -o/-L write a file on the host", s->argv[o->arg]);
+		return;
+	case 'c':
+		if (s->p->n_sql >= TOOLFILES_MAX_SQL) {
+			refuse(s, "too many psql -c commands", s->argv[o->arg]);
+			return;
+		}
+		s->p->sql[s->p->n_sql++] = (struct toolfiles_file){ .arg = o->arg, .prefix_len = o->off };
+		return;
+	case 'f':
+		if (strcmp(v, "-") == 0) {
+			refuse(s, "psql -f - reads the script from stdin", s->argv[o->arg]);
+			return;
+		}
+		add_file(s, o->arg, o->off, TOOLFILES_PSQL_SCRIPT);
+		return;
+	case 'v':
+		psql_var(s, v);
+		return;
+	case 'h':
+	case 'p':
+	case 'd':
+	case 'U': {
+		const char **slot = &conn[o->letter == 'h' ? 0 : o->letter == 'p' ? 1 : o->letter == 'd' ? 2 : 3];
+
+		if (*slot) {
+			refuse(s, "psql's host, port, database or user is given twice: give each once",
+			       s->argv[o->arg]);
+			return;
+		}
+		*slot = v;
+		return;
+	}
+	case 'l':
+		s->p->psql_list = true;
+		return;
+	default:
+		return;
+	}
+}
+
+/* The connection fields from what the options and operands gave
+ * (conn: -h, -p, -d, -U values, NULL when absent), the way psql hands them
+ * to libpq: the database value expanded when it is a connection string. */
+static void psql_target(struct scan *s, const char *const conn[4])
+{
+	static const enum psqltarget_field fields[4] = { PSQLTARGET_HOST, PSQLTARGET_PORT,
+							 PSQLTARGET_DBNAME, PSQLTARGET_USER };
+	struct psqltarget *t = &s->p->psql;
+	const char *why = NULL;
+
+	for (size_t k = 0; k < 4; k++) {
+		int r = 0;
+
+		if (!conn[k])
+			continue;
+		if (k == 2 && psqltarget_is_conninfo(conn[k]))
+			r = psqltarget_parse_conninfo(t, conn[k], &why);
+		else
+			r = psqltarget_set(t, fields[k], conn[k], strlen(conn[k]), &why);
+		if (r < 0) {
+			refuse(s, why, conn[k]);
+			return;
+		}
+	}
+	/* psql -l without a database connects to "postgres". */
+	if (s->p->psql_list && !conn[2])
+		(void)psqltarget_set(t, PSQLTARGET_DBNAME, "postgres", 8, &why);
+}
+
 static void plan_psql(struct scan *s, const struct toolfiles_config *cfg)
 {
-	static const struct {
-		const char *s, *l;
-	} refused[] = {
-		{ "-o", "--output" }, { "-L", "--log-file" },
-	};
-	size_t n_pos = 0;
+	const char *conn[4] = { NULL, NULL, NULL, NULL }; /* -h, -p, -d, -U */
+	bool options = true;
 
 	s->p->stdin_null = !cfg->psql_stdin;
 	s->p->prepend[s->p->n_prepend++] = "-X"; /* no ~/.psqlrc, and PSQLRC=/dev/null too */
-	for (size_t i = 1; i < s->argc; i++) {
+	for (size_t i = 1; i < s->argc && !s->p->refused; i++) {
 		const char *a = s->argv[i];
-		size_t va = 0, vo = 0;
-		int m;
+		struct psql_found o = { 0 };
 
-		for (size_t k = 0; k < sizeof(refused) / sizeof(refused[0]); k++) {
-			m = match_opt(s, &i, refused[k].s, true, 0, &va, &vo);
-			if (m == 0)
-				m = match_opt(s, &i, refused[k].l, true, 3, &va, &vo);
-			if (m != 0) {
-				refuse(s, "psql -o/-L write a file on the host", a);
-				return;
+		if (options && strcmp(a, "--") == 0) {
+			options = false;
+			continue;
+		}
+		if (!options || a[0] != '-' || a[1] == '\0') {
+			/* An operand: DBNAME, then USER (psql: the first fills
+			 * dbname unless -d did, the next username unless -U did). */
+			if (!conn[2])
+				conn[2] = a;
+			else if (!conn[3])
+				conn[3] = a;
+			else
+				refuse(s, "psql takes at most a database and a user as arguments", a);
+			continue;
+		}
+		if (a[1] == '-') {
+			if (psql_long(s, &i, &o) == 0)
+				psql_option(s, &o, conn);
+			continue;
+		}
+		/* A cluster of short options; one with a value ends it. */
+		for (size_t c = 1; a[c] && !s->p->refused; c++) {
+			size_t k = 0;
+
+			while (k < ELEMENTSOF(psql_opts) && psql_opts[k].letter != a[c])
+				k++;
+			if (k == ELEMENTSOF(psql_opts) || a[c] == 0) {
+				refuse(s, "unknown psql option", a);
+				break;
 			}
-		}
-#define VAL(sh, lo)                                                                                \
-	((m = match_opt(s, &i, sh, true, 0, &va, &vo)) != 0 ||                                    \
-	 (m = match_opt(s, &i, lo, true, 3, &va, &vo)) != 0)
-		if (VAL("-c", "--command")) {
-			if (m < 0 || s->p->n_sql >= TOOLFILES_MAX_SQL) {
-				refuse(s, "psql -c without a command, or too many", a);
-				return;
+			o = (struct psql_found){ .letter = a[c] };
+			if (psql_opts[k].arg == PSQL_ARG) {
+				if (a[c + 1]) {
+					o.arg = i;
+					o.off = c + 1;
+				} else if (i + 1 < s->argc) {
+					o.arg = ++i;
+					o.off = 0;
+				} else {
+					refuse(s, "a psql option is missing its value", a);
+					break;
+				}
+				psql_option(s, &o, conn);
+				break;
 			}
-			s->p->sql[s->p->n_sql++] = (struct toolfiles_file){ .arg = va, .prefix_len = vo };
-			continue;
+			psql_option(s, &o, conn);
 		}
-		if (VAL("-f", "--file")) {
-			if (m < 0 || strcmp(s->argv[va] + vo, "-") == 0) {
-				refuse(s, "psql -f - (or without a file) reads the script from stdin", a);
-				return;
-			}
-			add_file(s, va, vo, TOOLFILES_PSQL_SCRIPT);
-			continue;
-		}
-		if (VAL("-v", "--set") || (m = match_opt(s, &i, "--variable", true, 3, &va, &vo)) != 0) {
-			if (m < 0) {
-				refuse(s, "psql -v without a value", a);
-				return;
-			}
-			psql_var(s, s->argv[va] + vo);
-			continue;
-		}
-		if (VAL("-h", "--host")) {
-			if (m > 0)
-				s->p->target.host = s->argv[va] + vo;
-			continue;
-		}
-		if (VAL("-p", "--port")) {
-			if (m > 0)
-				s->p->target.port = s->argv[va] + vo;
-			continue;
-		}
-		if (VAL("-d", "--dbname")) {
-			if (m > 0)
-				s->p->target.dbname = s->argv[va] + vo;
-			continue;
-		}
-		if (VAL("-U", "--username")) {
-			if (m > 0)
-				s->p->target.user = s->argv[va] + vo;
-			continue;
-		}
-		if (VAL("-P", "--pset") || VAL("-F", "--field-separator") ||
-		    VAL("-R", "--record-separator") || VAL("-T", "--table-attr"))
-			continue;
-#undef VAL
-		if (a[0] == '-')
-			continue;
-		if (n_pos == 0 && !s->p->target.dbname)
-			s->p->target.dbname = a;
-		else if (n_pos == 1 && !s->p->target.user)
-			s->p->target.user = a;
-		n_pos++;
 	}
+	if (!s->p->refused)
+		psql_target(s, conn);
 }
 
 int toolfiles_plan(const char *tool, const char *const *argv, size_t argc,

@@ -14,7 +14,10 @@
  *     credentials, or run programs are refused (`refused`), whatever the
  *     backend says;
  *   - per tool: psql gets -X and no agent stdin, its -c strings and -f files
- *     are checked by lib/psqlmeta.c; gh needs --repo HOST/OWNER/REPO on the
+ *     are checked by lib/psqlmeta.c, its options are read as its
+ *     getopt_long reads them (clusters, abbreviations; unknown ones
+ *     refused) and its connection target is worked out by
+ *     lib/psqltarget.c, ambiguity refused; gh needs --repo HOST/OWNER/REPO on the
  *     configured host; terraform runs on copies of *.tf, *.tfvars and the
  *     lock file.
  * Option spellings follow the tools (kubectl/gh: pflag; aws: argparse,
@@ -27,10 +30,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "psqltarget.h"
+
 #define TOOLFILES_MAX_FILES 16     /* file arguments of one command */
 #define TOOLFILES_MAX_SQL 16       /* psql -c strings */
 #define TOOLFILES_MAX_PREPEND 2
 #define TOOLFILES_MAX_HOST 256
+/* terraform plans the daemon made and keeps (execd/toolrun.c): named by
+ * an id it chose, "sandbox-plan-" and 32 lowercase hex digits. */
+#define TOOLFILES_TF_PLAN_PREFIX "sandbox-plan-"
+#define TOOLFILES_TF_PLAN_HEX 32
+#define TOOLFILES_TF_PLAN_ID_LEN (sizeof(TOOLFILES_TF_PLAN_PREFIX) - 1 + TOOLFILES_TF_PLAN_HEX)
+#define TOOLFILES_TF_MAX_OUT_NAME 64 /* bytes of a plan -out=NAME */
 
 enum toolfiles_kind {
 	TOOLFILES_READ,        /* content passed as is */
@@ -49,10 +60,6 @@ struct toolfiles_config {
 	bool psql_stdin;     /* psql may read the agent's stdin */
 };
 
-struct toolfiles_target { /* psql: what the command connects to (NULL: unset) */
-	const char *host, *port, *dbname, *user; /* point into argv */
-};
-
 struct toolfiles_plan {
 	bool private_cwd;    /* run in an empty private directory */
 	bool stdin_null;     /* the tool gets /dev/null, not the agent's stdin */
@@ -63,7 +70,15 @@ struct toolfiles_plan {
 	struct toolfiles_file sql[TOOLFILES_MAX_SQL];
 	size_t n_prepend; /* inserted right after argv[0] */
 	const char *prepend[TOOLFILES_MAX_PREPEND];
-	struct toolfiles_target target;
+	/* terraform: `plan -out=NAME` (NAME a plain file name) writes the plan
+	 * in the private directory, where the daemon takes it into its own
+	 * store after a successful run; `show ID` shows such a plan, copied
+	 * from the store (a plan file the agent wrote is never shown: it is
+	 * agent-controlled input). Both point into argv; NULL: none. */
+	const char *tf_out;
+	const char *tf_show;
+	struct psqltarget psql; /* psql: what it connects to (lib/psqltarget.h) */
+	bool psql_list;         /* psql -l */
 	size_t n_guarded; /* aws guarded options: argv indexes (value attached or next) */
 	size_t guarded[TOOLFILES_MAX_FILES];
 	const char *refused;     /* static reason; the daemon denies */
@@ -75,6 +90,9 @@ struct toolfiles_plan {
  * -EINVAL for NULL arguments. The plan points into argv. */
 int toolfiles_plan(const char *tool, const char *const *argv, size_t argc,
 		   const struct toolfiles_config *cfg, struct toolfiles_plan *ret);
+
+/* Is s a plan id of the daemon's form (TOOLFILES_TF_PLAN_PREFIX + hex)? */
+bool toolfiles_tf_plan_id_valid(const char *s);
 
 /* aws: is this option (as written, "--endpoint-url=x", "--endp") one of
  * the guarded ones (--endpoint-url, --ca-bundle, --no-verify-ssl, --debug,

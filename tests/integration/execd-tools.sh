@@ -61,7 +61,7 @@ no_canary() { # no_canary FILE...: none of the canaries in them
 	! grep -q -e "$CANARY_AWS_SECRET" -e "$CANARY_GH" -e canaryPgPassword "$@" 2>/dev/null
 }
 
-python3 "$T/prog/tcp-recorder.py" "$T/listener.log" "$T/listener.ready" 18080 18081 18443 15432 &
+python3 "$T/prog/tcp-recorder.py" "$T/listener.log" "$T/listener.ready" 18080 18081 18443 15432 15433 &
 listener=$!
 trap 'kill $listener 2>/dev/null; execd_cleanup' EXIT
 wait_until 10 test -e "$T/listener.ready"
@@ -133,8 +133,59 @@ run "$W" "$T/bin/psql" -o "$W/out" -c 'select 1'
 check "psql -o FILE: denied" "$ST" -eq $DENIED
 run "$W" "$T/bin/psql" -v 'PROMPT1=%`touch '"$T"'/marker-psql`' -c 'select 1'
 check "psql -v PROMPT1 with a backtick: denied" "$ST" -eq $DENIED
+# Options as psql's getopt_long reads them: clusters and abbreviations
+# reach the same checks.
+for c in "-qc" "--co=" "--comm="; do
+	case $c in
+	*=) args=("$c\\! touch $T/marker-psql") ;;
+	*) args=("$c" "\\! touch $T/marker-psql") ;;
+	esac
+	run "$W" "$T/bin/psql" -h 127.0.0.1 -p 15432 "${args[@]}"
+	check "psql ${args[*]} (a -c in another spelling): denied" "$ST" -eq $DENIED
+done
+for a in "-qo$T/marker-psql-out" "--ou=$T/marker-psql-out" "--o=$T/marker-psql-out" "-qL$T/marker-psql-out"; do
+	run "$W" "$T/bin/psql" "$a" -h 127.0.0.1 -p 15432 -c 'select 1'
+	check "psql $a (writes a host file): denied" "$ST" -eq $DENIED
+done
+check "... no file was written" "$(test -e "$T/marker-psql-out" && echo made || echo none)" = none
+run "$W" "$T/bin/psql" -qf/etc/passwd -h 127.0.0.1 -p 15432
+check "psql -qf/etc/passwd (a host file, clustered): refused" "$ST" -eq $REFUSED
 check "no psql marker ever appeared" "$(test -e "$T/marker-psql" && echo made || echo none)" = none
 ok "the psql destination is audited" grep -q '"destination":"postgresql://127.0.0.1:15432/"' "$AUDIT"
+
+# --- psql: what it connects to ---------------------------------------------
+# libpq lets a connection string in the database argument override -h/-p:
+# the daemon would have judged 15432 while psql went to 15433.
+for a in "-h 127.0.0.1 -p 15432 host=127.0.0.1;port=15433" "-h 127.0.0.1 -p 15432 postgresql://127.0.0.1:15433/x" \
+	"-h 127.0.0.1,127.0.0.1 -p 15433" "-h 127.0.0.1 -p 15432,15433" "postgresql://127.0.0.1:15433,127.0.0.1:15432/x" \
+	"-p 15433 hostaddr=127.0.0.1" "-p 15433 service=evil" "-h 127.1 -p 15433" "-h 127.0.0.1 -p 15433 -d x -U a b c"; do
+	IFS=' ' read -r -a args <<<"$a"
+	args=("${args[@]//;/ }")
+	run "$W" "$T/bin/psql" "${args[@]}" -c 'select 1'
+	check "psql $a (target ambiguous or not canonical): denied" "$ST" -eq $DENIED
+done
+check "... nothing ever reached the other port" "$(grep -c '^15433 ' "$T/listener.log")" -eq 0
+# A socket directory in the workspace is a server the agent runs (it would
+# get the .pgpass password): refused as written and through a symlink.
+mkdir -p "$W/sock" "$T/sockdir"
+chown "$EXECD_USER:" "$W/sock"
+ln -s "$W/sock" "$T/link-to-ws"
+for d in "$W/sock" "$T/link-to-ws" "$W/no-such-dir"; do
+	run "$W" "$T/bin/psql" -h "$d" -c 'select 1'
+	check "psql -h $d (a socket directory in the workspace): denied" "$ST" -eq $DENIED
+done
+run "$W" "$T/bin/psql" -h "$T/sockdir" -c 'select 1'
+check "control: psql -h DIR outside the workspace runs (and finds no server)" \
+	"$ST:$(echo "$OUT" | grep -c "$T/sockdir/.s.PGSQL.5432")" = "2:1"
+run "$W" "$T/bin/psql" -h "$T/no-such-dir" -c 'select 1'
+check "psql -h MISSING-DIR is judged like any other (no host directory oracle before the policy)" "$ST" -eq 2
+: >"$T/listener.log"
+run "$W" "$T/bin/psql" 'postgresql://ro@127.0.0.1:15432/app?sslmode=disable' -c 'select 1'
+check "control: psql URI with user and database runs" "$ST" -ne $DENIED
+ok "... the audit record carries host, port, database and user as fields" \
+	grep -q '"psql":{"host":"127.0.0.1","port":"15432","dbname":"app","user":"ro"}' "$AUDIT"
+ok "... and they are what psql sent (the startup packet's user and database)" \
+	wait_until 5 grep -qF 'user\x00ro\x00database\x00app\x00' "$T/listener.log"
 
 # --- gh: only the configured host ------------------------------------------
 R=$W/repo
@@ -180,8 +231,11 @@ execd_stop
 
 # === phase 2: the shipped policy (execd/policy.example) =====================
 cp "$SOURCE_DIR/execd/policy.example" "$T/policy.conf"
-echo 'allow aws s3 ls flag=--endpoint-url=http://127.0.0.1:18081' >>"$T/policy.conf"
-echo 'allow kubectl apply' >>"$T/policy.conf"
+{
+	echo 'allow aws s3 ls flag=--endpoint-url=http://127.0.0.1:18081'
+	echo 'allow kubectl apply'
+	echo 'allow psql host=127.0.0.1 port=15432 db=app user=ro'
+} >>"$T/policy.conf"
 chmod 644 "$T/policy.conf"
 tools_conf "backend = static" "policy_file = $T/policy.conf"
 execd_start || { echo "Bail out! daemon did not start (static)"; cat "$T/daemon.log"; exit 1; }
@@ -198,6 +252,24 @@ run "$W" "$T/bin/aws" s3 ls --endpoint-url http://127.0.0.1:18081
 check "control: the endpoint the policy names exactly runs" "$ST" -ne $DENIED
 ok "... and reached its listener, signed" wait_until 10 grep -q '^18081 .*AWS4-HMAC-SHA256' "$T/listener.log"
 check "... the secret key itself never sent" "$(grep -c "$CANARY_AWS_SECRET" "$T/listener.log")" -eq 0
+
+# --- psql: the policy matches host, port, database and user ----------------
+: >"$T/listener.log"
+run "$W" "$T/bin/psql" -h 127.0.0.1 -p 15432 -U ro app -c 'select 1'
+check "control: psql to the host, port, database and user a rule names runs" "$ST" -ne $DENIED
+wait_until 5 grep -q '^15432 ' "$T/listener.log"
+check "... and reached its listener" "$(grep -c '^15432 ' "$T/listener.log")" -ge 1
+for a in "-h 127.0.0.1 -p 15432 -U rw app" "-h 127.0.0.1 -p 15432 -U ro other" "-h 127.0.0.1 -p 15433 -U ro app" \
+	"-h 127.0.0.1 -U ro app" "-p 15432 -U ro app" "-h 127.0.0.1 -p 15432 -U ro app dbname=other" \
+	"-h 127.0.0.1 -p 15432 -U ro host=127.0.0.1;port=15433;dbname=app"; do
+	IFS=' ' read -r -a args <<<"$a"
+	args=("${args[@]//;/ }")
+	run "$W" "$T/bin/psql" "${args[@]}" -c 'select 1'
+	check "psql $a (another target than the rule's): denied" "$ST" -eq $DENIED
+done
+check "... and the other port never got a connection" "$(grep -c '^15433 ' "$T/listener.log")" -eq 0
+run "$W" "$T/bin/psql" -h 127.0.0.1 -p 15432 -U ro -l
+check "psql -l (connects to the postgres database): denied" "$ST" -eq $DENIED
 
 # --- terraform: agent-chosen providers ---------------------------------------
 TF=$W/tf
@@ -229,10 +301,82 @@ else
 	run "$TF" "$T/bin/terraform" fmt -check
 	check "control: terraform fmt -check runs on the copy" "$ST" -ne $DENIED
 fi
-run "$TF" "$T/bin/terraform" plan -out=p.plan
-check "terraform -out=FILE: denied" "$ST" -eq $DENIED
+for o in -out=sub/p.plan -out=/tmp/p.plan -out=../p.plan -out=main.tf; do
+	run "$TF" "$T/bin/terraform" plan "$o"
+	check "terraform plan $o (a path, or a configuration file): denied" "$ST" -eq $DENIED
+done
 run "$TF" "$T/bin/terraform" plan -var-file=/etc/passwd
 check "terraform -var-file=HOSTFILE: refused" "$ST" -eq $REFUSED
+
+# --- terraform show: only plans the daemon made --------------------------
+# plan -out=NAME is written in the private directory and kept by the
+# daemon under an id it prints; show takes that id. A plan file in the
+# workspace is the agent's (any bytes): never shown. A configuration with
+# only terraform's built-in provider plans offline.
+TFP=$W/tfp
+mkdir -p "$TFP"
+printf 'resource "terraform_data" "x" {\n  input = "hello-from-the-plan"\n}\n' >"$TFP/main.tf"
+echo 'agent-written bytes, not a plan' >"$TFP/agent.tfplan"
+chown -R "$EXECD_USER:" "$TFP"
+PLAN_ID=
+if [ "$TERRAFORM" = "$T/prog/tool-stub" ]; then
+	skip "terraform plan -out / show of the daemon's plan" "no terraform binary (stub)"
+else
+	run "$TFP" "$T/bin/terraform" plan -input=false -out=tfplan
+	check "terraform plan -out=NAME runs" "$ST" -eq 0
+	PLAN_ID=$(echo "$OUT" | grep -o 'sandbox-plan-[0-9a-f]\{32\}' | head -n 1)
+	check "... the host prints the id it keeps the plan under" -n "$PLAN_ID"
+	check "... nothing was written to the workspace" "$(test -e "$TFP/tfplan" && echo written || echo none)" = none
+	check "... the plan is in the daemon's store" -f "$T/work/tf-plans/$PLAN_ID"
+	run "$TFP" "$T/bin/terraform" show -no-color "$PLAN_ID"
+	check "terraform show ID: shows the daemon's plan" \
+		"$ST:$(echo "$OUT" | grep -c 'hello-from-the-plan')" = "0:1"
+	run "$W" "$T/bin/terraform" show -json "$PLAN_ID"
+	check "terraform show -json ID from another directory (the plan carries its configuration)" \
+		"$ST:$(echo "$OUT" | grep -c '"format_version"')" = "0:1"
+fi
+run "$TFP" "$T/bin/terraform" show agent.tfplan
+check "terraform show FILE (a plan file the agent wrote): denied" "$ST" -eq $DENIED
+run "$TFP" "$T/bin/terraform" show sandbox-plan-00000000000000000000000000000000
+check "terraform show ID the daemon never gave: denied" \
+	"$ST:$(echo "$OUT" | grep -c 'no terraform plan')" = "$DENIED:1"
+run "$TFP" "$T/bin/terraform" show "./${PLAN_ID:-sandbox-plan-00000000000000000000000000000000}"
+check "terraform show ./ID (a path): denied" "$ST" -eq $DENIED
+execd_stop
+if [ -n "$PLAN_ID" ]; then
+	# The shipped policy: show is allowed, plan is not.
+	tools_conf "backend = static" "policy_file = $T/policy.conf"
+	execd_start || { echo "Bail out! daemon did not start (static, tf)"; exit 1; }
+	run "$TFP" "$T/bin/terraform" show -no-color "$PLAN_ID"
+	check "shipped policy: terraform show of the daemon's plan runs" \
+		"$ST:$(echo "$OUT" | grep -c 'hello-from-the-plan')" = "0:1"
+	run "$TFP" "$T/bin/terraform" plan -out=tfplan
+	check "shipped policy: terraform plan -out=NAME is denied (it runs providers)" "$ST" -eq $DENIED
+	execd_stop
+fi
+
+# --- the exec backend sees the psql fields (the webhook sends the same
+# document: lib/authzjson.c) -------------------------------------------------
+cat >"$T/prog/exec-record.py" <<PY
+#!/usr/bin/env python3
+import sys
+data = sys.stdin.read()
+with open("$T/home/exec-request.json", "w") as f:
+    f.write(data)
+print('{"decision":"approved","reason":"recorded"}')
+PY
+chmod 755 "$T/prog/exec-record.py"
+tools_conf "backend = exec" "exec_program = $T/prog/exec-record.py"
+execd_start || { echo "Bail out! daemon did not start (exec)"; exit 1; }
+run "$W" "$T/bin/psql" 'postgresql://ro@127.0.0.1:15432/app?sslmode=disable' -c 'select 1'
+check "control: psql approved by the exec backend runs" "$ST" -ne $DENIED
+ok "the exec backend got host, port, database and user as JSON fields" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["psql"] == {"host": "127.0.0.1", "port": "15432", "dbname": "app", "user": "ro"}, r.get("psql")
+' "$T/home/exec-request.json"
+run "$W" "$T/bin/psql" -h 127.0.0.1 -p 15432 'host=127.0.0.1 port=15433'
+check "an ambiguous target is refused before the exec backend is asked" "$ST" -eq $DENIED
 execd_stop
 
 ok "no canary credential in the audit log, the daemon's log or any listener" \

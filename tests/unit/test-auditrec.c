@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "auditrec.h"
+#include "psqltarget.h"
 #include "macros.h"
 #include "tap.h"
 
@@ -361,5 +362,27 @@ TEST(refused_record_counts_and_chains)
 	EXPECT_TRUE(strstr(h, "9999 refusals") != NULL);
 	EXPECT_TRUE(strstr(h, "error='unauthenticated'") != NULL);
 	free(h);
+	free(line);
+}
+
+TEST(decision_carries_the_psql_target)
+{
+	static const char *const argv[] = { "psql", "postgresql://ro@DB.internal:06432/app" };
+	struct psqltarget t = { 0 };
+	struct auditrec_decision d = { .id = "x", .tool = "psql", .argv = argv, .argc = 2,
+				       .allow = true, .psql = &t };
+	struct auditrec_chain c;
+	char *line = NULL;
+	size_t len;
+
+	ASSERT_OK(psqltarget_parse_conninfo(&t, argv[1], NULL));
+	auditrec_chain_init(&c);
+	ASSERT_OK(auditrec_format_decision(&c, &d, &line, &len));
+	EXPECT_TRUE(strstr(line, "\"psql\":{\"host\":\"db.internal\",\"port\":\"6432\","
+				 "\"dbname\":\"app\",\"user\":\"ro\"}") != NULL);
+	free(line);
+	d.psql = NULL;
+	ASSERT_OK(auditrec_format_decision(&c, &d, &line, &len));
+	EXPECT_TRUE(strstr(line, "\"psql\":{") == NULL);
 	free(line);
 }

@@ -37,6 +37,9 @@ static const char *const refused[] = {
 	/* interpreters */
 	"PYTHONPATH", "PYTHONSTARTUP", "PERL5OPT", "PERLLIB", "RUBYOPT", "NODE_OPTIONS",
 	"JAVA_TOOL_OPTIONS", "ZDOTDIR", "GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES", "CLOUDSDK_PYTHON",
+	/* psql's target, judged and audited from the command */
+	"PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGUSER", "PGSERVICE", "PGPASSFILE",
+	"PGSERVICEFILE",
 };
 
 TEST(accepts_credentials)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "authz_git.h"
+#include "psqltarget.h"
 #include "authzjson.h"
 #include "macros.h"
 #include "tap.h"
@@ -296,5 +297,33 @@ TEST(request_carries_the_git_relay_fields)
 	EXPECT_TRUE(json_object_get_boolean(b));
 	ASSERT_TRUE(json_object_object_get_ex(json_object_array_get_idx(u, 1), "delete", &b));
 	EXPECT_TRUE(json_object_get_boolean(b));
+	json_object_put(o);
+}
+
+TEST(request_carries_the_psql_target)
+{
+	const char *argv[] = { "psql", "-h", "db.internal", "app", NULL };
+	struct psqltarget t = { 0 };
+	struct authz_request req = { .tool = "psql", .argv = argv, .argc = 4, .psql = &t };
+	struct json_object *o, *pj, *v;
+
+	ASSERT_OK(psqltarget_set(&t, PSQLTARGET_HOST, "db.internal", 11, NULL));
+	ASSERT_OK(psqltarget_set(&t, PSQLTARGET_DBNAME, "app", 3, NULL));
+	o = encode(&req);
+	ASSERT_NOT_NULL(o);
+	ASSERT_TRUE(json_object_object_get_ex(o, "psql", &pj));
+	EXPECT_STREQ(get_s(pj, "host", NULL), "db.internal");
+	EXPECT_STREQ(get_s(pj, "dbname", NULL), "app");
+	/* not given: null, not "" */
+	ASSERT_TRUE(json_object_object_get_ex(pj, "port", &v));
+	EXPECT_TRUE(v == NULL);
+	ASSERT_TRUE(json_object_object_get_ex(pj, "user", &v));
+	EXPECT_TRUE(v == NULL);
+	json_object_put(o);
+	/* other tools: no psql member */
+	req.psql = NULL;
+	o = encode(&req);
+	ASSERT_NOT_NULL(o);
+	EXPECT_FALSE(json_object_object_get_ex(o, "psql", &pj));
 	json_object_put(o);
 }

@@ -13,6 +13,7 @@
 #include "policy.h"
 #include "macros.h"
 #include "tap.h"
+#include "toolfiles.h"
 #include "toolgrammar.h"
 
 #define MAX_ARGV 32
@@ -199,6 +200,96 @@ TEST(example_policy_table)
 	policy_free(p);
 }
 
+/* psql's host=, port=, db=, user= on the fields lib/toolfiles.c worked out
+ * (as execd/dispatch.c hands them over); what the command does not give
+ * never matches, ambiguity never reaches the policy. */
+static enum authz_verdict decide_psql(const struct policy *p, const char *cmdline,
+				      struct policy_verdict *v)
+{
+	static const struct toolfiles_config cfg = { .gh_host = "github.com" };
+	char buf[1024];
+	const char *argv[MAX_ARGV];
+	struct toolfiles_plan plan;
+	struct authz_request req = { 0 };
+	size_t n;
+
+	(void)snprintf(buf, sizeof(buf), "%s", cmdline);
+	n = split(buf, argv);
+	if (toolfiles_plan("psql", argv, n, &cfg, &plan) < 0 || plan.refused)
+		return AUTHZ_VERDICT_MAX;
+	req.request_id = "t";
+	req.tool = "psql";
+	req.argv = argv;
+	req.argc = n;
+	req.host_cwd = "/home/u/src/proj";
+	req.psql = &plan.psql;
+	if (policy_evaluate(p, &req, v) < 0)
+		return AUTHZ_VERDICT_MAX;
+	return v->verdict;
+}
+
+TEST(psql_target_conditions)
+{
+	struct policy *p = parse_ok("allow psql host=DB.internal,/run/postgresql port=5432,6432 db=app,app_* user=ro\n"
+				    "allow psql host=replica.internal\n"
+				    "deny psql db=secrets reason=\"no secrets\"\n");
+	struct policy_verdict v;
+
+	ASSERT_NOT_NULL(p);
+	EXPECT_EQ(decide_psql(p, "psql -h db.internal -p 5432 -U ro app -c select", &v), AUTHZ_ALLOW);
+	EXPECT_EQ(v.line, 1);
+	EXPECT_EQ(decide_psql(p, "psql -h DB.INTERNAL. -p 05432 -U ro app_x", &v), AUTHZ_ALLOW);
+	EXPECT_EQ(decide_psql(p, "psql postgresql://ro@db.internal:6432/app", &v), AUTHZ_ALLOW);
+	EXPECT_EQ(decide_psql(p, "psql postgresql://db.internal:5432/app?user=ro&sslmode=require", &v), AUTHZ_ALLOW);
+	EXPECT_EQ(decide_psql(p, "psql -h /run/postgresql -p 5432 -U ro app", &v), AUTHZ_ALLOW);
+	/* each field must be given and match */
+	EXPECT_EQ(decide_psql(p, "psql -h db.internal -U ro app", &v), AUTHZ_DENY);
+	EXPECT_EQ(decide_psql(p, "psql -h db.internal -p 5432 app", &v), AUTHZ_DENY);
+	EXPECT_EQ(decide_psql(p, "psql -h db.internal -p 5432 -U rw app", &v), AUTHZ_DENY);
+	EXPECT_EQ(decide_psql(p, "psql -h db.internal -p 5433 -U ro app", &v), AUTHZ_DENY);
+	EXPECT_EQ(decide_psql(p, "psql -h evil.internal -p 5432 -U ro app", &v), AUTHZ_DENY);
+	EXPECT_EQ(decide_psql(p, "psql -p 5432 -U ro app", &v), AUTHZ_DENY); /* the local socket */
+	/* a host glob never matches a socket directory */
+	{
+		struct policy *g = parse_ok("allow psql host=*.internal\n");
+
+		ASSERT_NOT_NULL(g);
+		EXPECT_EQ(decide_psql(g, "psql -h db.internal app", &v), AUTHZ_ALLOW);
+		EXPECT_EQ(decide_psql(g, "psql -h /tmp/x.internal app", &v), AUTHZ_DENY);
+		policy_free(g);
+	}
+	/* the second rule: any database on the replica, but never secrets */
+	EXPECT_EQ(decide_psql(p, "psql -h replica.internal whatever", &v), AUTHZ_ALLOW);
+	EXPECT_EQ(decide_psql(p, "psql -h replica.internal secrets", &v), AUTHZ_DENY);
+	EXPECT_STREQ(v.reason, "no secrets");
+	EXPECT_EQ(decide_psql(p, "psql postgresql://replica.internal/secrets", &v), AUTHZ_DENY);
+	EXPECT_EQ(decide_psql(p, "psql -d dbname=secrets -h replica.internal", &v), AUTHZ_DENY);
+	/* ambiguity is refused before any policy sees it */
+	EXPECT_EQ(decide_psql(p, "psql -h db.internal host=evil", &v), AUTHZ_VERDICT_MAX);
+	EXPECT_EQ(decide_psql(p, "psql -h db.internal,evil", &v), AUTHZ_VERDICT_MAX);
+	/* no psql fields outside psql requests */
+	{
+		const char *argv[] = { "psql", "-h", "db.internal", NULL };
+		struct authz_request req = { .request_id = "t", .tool = "psql", .argv = argv, .argc = 3 };
+
+		ASSERT_OK(policy_evaluate(p, &req, &v));
+		EXPECT_EQ(v.verdict, AUTHZ_DENY);
+	}
+	policy_free(p);
+	/* the shipped policy's psql rules */
+	p = load_example();
+	ASSERT_NOT_NULL(p);
+	EXPECT_EQ(decide_psql(p, "psql -h db.internal -p 5432 -U readonly app -c select", &v), AUTHZ_ALLOW);
+	EXPECT_EQ(decide_psql(p, "psql postgresql://readonly@db.internal:5432/app_reports", &v), AUTHZ_ALLOW);
+	EXPECT_EQ(decide_psql(p, "psql -h db.internal -p 5432 -U admin app", &v), AUTHZ_DENY);
+	EXPECT_EQ(decide_psql(p, "psql -h db.internal -U readonly app", &v), AUTHZ_DENY);
+	EXPECT_EQ(decide_psql(p, "psql -h db.internal -p 5432 -U readonly postgres", &v), AUTHZ_DENY);
+	EXPECT_EQ(decide_psql(p, "psql -l -h db.internal -p 5432 -U readonly", &v), AUTHZ_DENY);
+	EXPECT_TRUE(strstr(v.reason, "maintenance") != NULL);
+	EXPECT_EQ(decide_psql(p, "psql -h other.internal -p 5432 -U readonly app", &v), AUTHZ_DENY);
+	policy_free(p);
+}
+
 TEST(deny_wins_regardless_of_order)
 {
 	struct policy *a = parse_ok("allow kubectl delete\ndeny kubectl delete flag=--all reason=\"no\"\n");
@@ -381,6 +472,10 @@ static const struct error_case error_cases[] = {
 	{ "allow a b c d e f g h i j k l m\n", 1, 0, EINVAL, "" },
 	{ "allow git a b c d e\n", 1, 19, E2BIG, "too many subcommand" },
 	{ "allow git\nallow git\x00push\n", 2, 0, EINVAL, "NUL" },
+	{ "allow gh host=github.com\n", 1, 10, EINVAL, "for psql rules" },
+	{ "allow * db=app\n", 1, 9, EINVAL, "for psql rules" },
+	{ "allow psql port=54x\n", 1, 17, EINVAL, "port= patterns" },
+	{ "allow psql user=a user=b\n", 1, 19, EINVAL, "twice" },
 };
 
 TEST(parse_errors_name_line_and_column)

@@ -159,7 +159,7 @@ TEST(terraform_copies_and_refusals)
 	ASSERT_EQ(p.n_files, 2);
 	EXPECT_STREQ(args[p.files[0].arg] + p.files[0].prefix_len, "prod.tfvars");
 	EXPECT_STREQ(args[p.files[1].arg], "b.tfvars");
-	PLAN(&p, "terraform", "plan", "-out=plan.bin");
+	PLAN(&p, "terraform", "plan", "-out=/tmp/plan.bin");
 	EXPECT_TRUE(p.refused != NULL);
 	PLAN(&p, "terraform", "apply", "-state-out", "/tmp/x");
 	EXPECT_TRUE(p.refused != NULL);
@@ -173,6 +173,205 @@ TEST(terraform_copies_and_refusals)
 	EXPECT_TRUE(p.refused == NULL);
 }
 
+/* psql's own getopt_long: clusters and abbreviations reach the same
+ * checks as the spelled-out options. */
+TEST(psql_clusters_and_abbreviations)
+{
+	static const struct {
+		const char *argv[5];
+		bool refused;
+		size_t n_sql, n_files;
+		const char *host;
+	} t[] = {
+		{ { "psql", "-qo/tmp/x" }, true, 0, 0, NULL },
+		{ { "psql", "-qo", "/tmp/x" }, true, 0, 0, NULL },
+		{ { "psql", "--ou=/tmp/x" }, true, 0, 0, NULL },
+		{ { "psql", "--o", "/tmp/x" }, true, 0, 0, NULL },
+		{ { "psql", "--lo=/tmp/x" }, true, 0, 0, NULL },
+		{ { "psql", "-qL/tmp/x" }, true, 0, 0, NULL },
+		{ { "psql", "-qc\\! id" }, false, 1, 0, NULL },
+		{ { "psql", "--co=\\! id" }, false, 1, 0, NULL },
+		{ { "psql", "--comm", "\\! id" }, false, 1, 0, NULL },
+		{ { "psql", "-qf/etc/passwd" }, false, 0, 1, NULL },
+		{ { "psql", "--fil=/etc/passwd" }, false, 0, 1, NULL },
+		{ { "psql", "-qf-" }, true, 0, 0, NULL },
+		{ { "psql", "-qhevil.example" }, false, 0, 0, "evil.example" },
+		{ { "psql", "--ho=Evil.Example." }, false, 0, 0, "evil.example" },
+		{ { "psql", "-qvPROMPT1=x" }, true, 0, 0, NULL },
+		{ { "psql", "--va=PROMPT1=x" }, true, 0, 0, NULL },
+		{ { "psql", "--f=x" }, true, 0, 0, NULL },       /* ambiguous: file, field-separator* */
+		{ { "psql", "--field-sep=x" }, true, 0, 0, NULL }, /* ambiguous with -zero */
+		{ { "psql", "--field-separator=x" }, false, 0, 0, NULL },
+		{ { "psql", "-Y" }, true, 0, 0, NULL },
+		{ { "psql", "--nonsense" }, true, 0, 0, NULL },
+		{ { "psql", "--quiet=x" }, true, 0, 0, NULL },
+		{ { "psql", "-c" }, true, 0, 0, NULL },
+		{ { "psql", "--", "-h" }, false, 0, 0, NULL }, /* a database named -h */
+		{ { "psql", "-Atc", "select 1", "-qXh", "db" }, false, 1, 0, "db" },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+		struct toolfiles_plan p;
+		size_t n = 0;
+
+		while (n < ELEMENTSOF(t[i].argv) && t[i].argv[n])
+			n++;
+		ASSERT_OK(toolfiles_plan("psql", t[i].argv, n, &cfg, &p));
+		EXPECT_EQ(p.refused != NULL, t[i].refused);
+		if (p.refused)
+			continue;
+		EXPECT_EQ(p.n_sql, t[i].n_sql);
+		EXPECT_EQ(p.n_files, t[i].n_files);
+		EXPECT_STREQ(p.psql.host, t[i].host ? t[i].host : "");
+		if (t[i].n_sql == 1) /* the value as psql reads it */
+			EXPECT_TRUE(strstr(t[i].argv[p.sql[0].arg] + p.sql[0].prefix_len, "\\! id") ==
+					    t[i].argv[p.sql[0].arg] + p.sql[0].prefix_len ||
+				    strcmp(t[i].argv[p.sql[0].arg] + p.sql[0].prefix_len, "select 1") == 0);
+		if (t[i].n_files == 1)
+			EXPECT_STREQ(t[i].argv[p.files[0].arg] + p.files[0].prefix_len, "/etc/passwd");
+	}
+}
+
+/* Host, port, database and user from options, operands and connection
+ * strings; ambiguity refused. */
+TEST(psql_target)
+{
+	static const struct {
+		const char *argv[8];
+		const char *host, *port, *db, *user; /* NULL: refused */
+	} t[] = {
+		{ { "psql", "-h", "db", "-p", "05432", "-U", "ro", "app" }, "db", "5432", "app", "ro" },
+		{ { "psql", "-d", "app", "ro" }, "", "", "app", "ro" },
+		{ { "psql", "-U", "ro", "app" }, "", "", "app", "ro" },
+		{ { "psql", "-l" }, "", "", "postgres", "" },
+		{ { "psql", "host=DB.internal port=6432 dbname=app user=ro" }, "db.internal", "6432", "app", "ro" },
+		{ { "psql", "-d", "host = db  dbname = 'my app' user=r\\o" }, "db", "", "my app", "ro" },
+		{ { "psql", "postgresql://ro:pw@db.internal:6432/app?sslmode=require" }, "db.internal", "6432", "app", "ro" },
+		{ { "psql", "postgres://[::1]:5432/app" }, "::1", "5432", "app", "" },
+		{ { "psql", "postgresql:///app?host=%2Frun%2Fpostgresql" }, "/run/postgresql", "", "app", "" },
+		{ { "psql", "postgresql://db/%61pp" }, "db", "", "app", "" },
+		{ { "psql", "-h", "/var/run/postgresql", "app" }, "/var/run/postgresql", "", "app", "" },
+		{ { "psql", "-h", "127.0.0.1", "app" }, "127.0.0.1", "", "app", "" },
+		/* ambiguity */
+		{ { "psql", "-h", "good", "host=evil" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "-h", "good", "postgresql://evil/db" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "-h", "a", "-h", "b" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "-U", "a", "dbname=x user=b" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "host=a host=b" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "postgresql://a/db?host=b" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "-h", "a,b" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "host=a,b" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "postgresql://a,b/db" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "postgresql://a:1,b:2/db" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "-p", "5432,5433" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "service=prod" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "postgresql:///db?service=prod" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "host=a hostaddr=10.0.0.1" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "host=a sslrootcert=/etc/passwd" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "host=a passfile=/x" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "host=a nosuchkey=1" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "a", "b", "c" }, NULL, NULL, NULL, NULL },
+		/* values the resolver or server would read differently */
+		{ { "psql", "-h", "127.1" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "-h", "0x7f000001" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "-h", "2130706433" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "-h", "010.0.0.1" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "-h", "@abstract" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "-h", "/run/../tmp" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "-h", "/run//postgresql" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "-h", "/run/postgresql/" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "-h", "" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "-h", "a b" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "-p", "0" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "-p", "65536" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "-p", "54x" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "postgresql://db/%00x" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "postgresql://db/%ff" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "postgresql://db/%4" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "postgresql://u@h@evil/db" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "postgresql://h/db?x=@evil" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "dbname='unterminated" }, NULL, NULL, NULL, NULL },
+		{ { "psql", "=x" }, NULL, NULL, NULL, NULL },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+		struct toolfiles_plan p;
+		size_t n = 0;
+
+		while (n < ELEMENTSOF(t[i].argv) && t[i].argv[n])
+			n++;
+		ASSERT_OK(toolfiles_plan("psql", t[i].argv, n, &cfg, &p));
+		if (!t[i].host) {
+			if (!p.refused)
+				printf("#   case %zu '%s': not refused\n", i, t[i].argv[1]);
+			EXPECT_TRUE(p.refused != NULL);
+			continue;
+		}
+		if (p.refused)
+			printf("#   case %zu '%s': refused: %s\n", i, t[i].argv[1], p.refused);
+		ASSERT_TRUE(p.refused == NULL);
+		EXPECT_STREQ(p.psql.host, t[i].host);
+		EXPECT_STREQ(p.psql.port, t[i].port);
+		EXPECT_STREQ(p.psql.dbname, t[i].db);
+		EXPECT_STREQ(p.psql.user, t[i].user);
+	}
+}
+
+/* terraform plan -out=NAME is kept by the daemon; show takes only its id. */
+TEST(terraform_daemon_plans)
+{
+	static const char *const id = "sandbox-plan-0123456789abcdef0123456789abcdef";
+	static const struct {
+		const char *argv[5];
+		bool refused;
+		bool out, show;
+	} t[] = {
+		{ { "terraform", "plan", "-out=tfplan" }, false, true, false },
+		{ { "terraform", "plan", "--out", "my.plan" }, false, true, false },
+		{ { "terraform", "plan", "-var=x=1", "-out=p-1_2" }, false, true, false },
+		{ { "terraform", "plan", "-out=/tmp/x" }, true, false, false },
+		{ { "terraform", "plan", "-out=../x" }, true, false, false },
+		{ { "terraform", "plan", "-out=sub/x" }, true, false, false },
+		{ { "terraform", "plan", "-out=.terraform" }, true, false, false },
+		{ { "terraform", "plan", "-out=" }, true, false, false },
+		{ { "terraform", "plan", "-out" }, true, false, false },
+		{ { "terraform", "plan", "-out=a", "-out=b" }, true, false, false },
+		{ { "terraform", "plan", "-out=sandbox-plan-0123456789abcdef0123456789abcdef" }, true, false, false },
+		{ { "terraform", "-out=x", "plan" }, true, false, false },
+		{ { "terraform", "apply", "-out=x" }, true, false, false },
+		{ { "terraform", "show", "sandbox-plan-0123456789abcdef0123456789abcdef" }, false, false, true },
+		{ { "terraform", "show", "-json", "sandbox-plan-0123456789abcdef0123456789abcdef" }, false, false, true },
+		{ { "terraform", "show" }, false, false, false },
+		{ { "terraform", "show", "tfplan" }, true, false, false },
+		{ { "terraform", "show", "sandbox-plan-0123456789ABCDEF0123456789abcdef" }, true, false, false },
+		{ { "terraform", "show", "sandbox-plan-0123456789abcdef0123456789abcde" }, true, false, false },
+		{ { "terraform", "show", "sandbox-plan-0123456789abcdef0123456789abcdef", "x" }, true, false, false },
+		{ { "terraform", "show", "./sandbox-plan-0123456789abcdef0123456789abcdef" }, true, false, false },
+		{ { "terraform", "apply", "sandbox-plan-0123456789abcdef0123456789abcdef" }, true, false, false },
+	};
+
+	EXPECT_TRUE(toolfiles_tf_plan_id_valid(id));
+	EXPECT_FALSE(toolfiles_tf_plan_id_valid("sandbox-plan-"));
+	EXPECT_FALSE(toolfiles_tf_plan_id_valid(NULL));
+	for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+		struct toolfiles_plan p;
+		size_t n = 0;
+
+		while (n < ELEMENTSOF(t[i].argv) && t[i].argv[n])
+			n++;
+		ASSERT_OK(toolfiles_plan("terraform", t[i].argv, n, &cfg, &p));
+		if ((p.refused != NULL) != t[i].refused)
+			printf("#   case %zu: refused=%s\n", i, p.refused ? p.refused : "no");
+		EXPECT_EQ(p.refused != NULL, t[i].refused);
+		if (p.refused)
+			continue;
+		EXPECT_EQ(p.tf_out != NULL, t[i].out);
+		EXPECT_EQ(p.tf_show != NULL, t[i].show);
+		EXPECT_EQ(p.copy_terraform, !t[i].show);
+	}
+}
+
 TEST(psql_fields_scripts_and_refusals)
 {
 	struct toolfiles_plan p;
@@ -184,17 +383,17 @@ TEST(psql_fields_scripts_and_refusals)
 	EXPECT_TRUE(p.stdin_null);
 	ASSERT_EQ(p.n_prepend, 1);
 	EXPECT_STREQ(p.prepend[0], "-X");
-	EXPECT_STREQ(p.target.host, "db.internal");
-	EXPECT_STREQ(p.target.port, "5433");
-	EXPECT_STREQ(p.target.user, "app");
-	EXPECT_STREQ(p.target.dbname, "orders");
+	EXPECT_STREQ(p.psql.host, "db.internal");
+	EXPECT_STREQ(p.psql.port, "5433");
+	EXPECT_STREQ(p.psql.user, "app");
+	EXPECT_STREQ(p.psql.dbname, "orders");
 	ASSERT_EQ(p.n_sql, 1);
 	EXPECT_STREQ(args[p.sql[0].arg], "select 1");
 	ASSERT_EQ(p.n_files, 1);
 	EXPECT_EQ(p.files[0].kind, TOOLFILES_PSQL_SCRIPT);
 	PLAN(&p, "psql", "mydb", "me");
-	EXPECT_STREQ(p.target.dbname, "mydb");
-	EXPECT_STREQ(p.target.user, "me");
+	EXPECT_STREQ(p.psql.dbname, "mydb");
+	EXPECT_STREQ(p.psql.user, "me");
 	PLAN(&p, "psql", "-o", "/tmp/out");
 	EXPECT_TRUE(p.refused != NULL);
 	PLAN(&p, "psql", "--log-file=/tmp/out");
