@@ -26,6 +26,7 @@
 #include <openssl/evp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +53,9 @@
 #define RELAY_MAX_ARGS (16 + WIRE_GIT_MAX_UPDATES + WIRE_GIT_MAX_WANTS + WIRE_GIT_MAX_HAVES)
 #define RELAY_CACHE_NAME 32 /* hex digits of SHA-256(canonical URL) */
 #define RELAY_IO_CHUNK 65536
-#define RELAY_TTY_CHUNK 256 /* bytes per write to the agent's err fd */
+#define RELAY_ERR_TO_CAP (-2) /* run_git: stderr captured with stdout */
+#define RELAY_MAX_CLONE_ERR ((size_t)256 * 1024) /* what clone may say (a hostile remote's sideband) */
+#define RELAY_TTY_CHUNK 4096 /* bytes per write to an agent's pipe or terminal (PIPE_BUF) */
 #define RELAY_SIZE_CHECK_S 10 /* caches' sizes are walked at most this often */
 #define RELAY_MAX_ROOT (PATH_MAX - 512)              /* cache directory path */
 #define RELAY_MAX_CACHE_PATH (RELAY_MAX_ROOT + 64)   /* ROOT/NAME.git */
@@ -139,6 +142,8 @@ struct op {
 	char (*olds)[WIRE_GIT_OID_MAX + 1];
 	bool audited;
 	bool cloned;            /* this op created the cache by cloning the remote */
+	timer_t wake;           /* RELAY_WAKE_SIGNAL at the deadline, then every RELAY_WAKE_MS */
+	bool wake_armed;
 	const char *global_cfg; /* "GIT_CONFIG_GLOBAL=FILE" for host git, or NULL */
 };
 
@@ -177,13 +182,14 @@ static int write_all(const struct op *o, int fd, const void *p, size_t n)
 		}
 		if (!(pfd.revents & POLLOUT))
 			return pfd.revents & (POLLERR | POLLHUP) ? -EPIPE : -ETIMEDOUT;
-		/* A socket: never blocks. Otherwise the out fd is non-blocking
-		 * (out_nonblocking); the err fd is written at most
+		/* A socket: never blocks. Anything else is written at most
 		 * RELAY_TTY_CHUNK bytes at a time once poll says it can take
-		 * some: that fits a pipe's free page or a terminal's room. */
+		 * some (that fits a pipe's free page or a terminal's room), and
+		 * a write that blocks all the same is interrupted at the
+		 * deadline (op_arm). */
 		k = send(fd, c, n, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (k < 0 && errno == ENOTSOCK)
-			k = write(fd, c, fd == o->err_fd && n > RELAY_TTY_CHUNK ? RELAY_TTY_CHUNK : n);
+			k = write(fd, c, n > RELAY_TTY_CHUNK ? RELAY_TTY_CHUNK : n);
 		if (k < 0) {
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
@@ -195,25 +201,60 @@ static int write_all(const struct op *o, int fd, const void *p, size_t n)
 	return 0;
 }
 
-/* The agent's out fd made non-blocking, so that a reader that does not
- * read cannot hold this thread (and the cache's lock, which every
- * container using the URL waits for) past the deadline: write_all polls
- * within it. The helper passes a pipe or a file of its own for this, so
- * the file status flag is ours to set. (The err fd is usually a terminal
- * the agent's shell shares: its flags stay; write_all writes it in pieces
- * small enough not to block once poll says it can.) -EBADF when fd was not
- * opened for writing. */
-static int out_nonblocking(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
+/* The deadline interrupts this thread. A write to a descriptor the agent
+ * passed can block in the kernel whatever poll said a moment before: the
+ * agent holds the same open file description (it can clear O_NONBLOCK on
+ * it, or fill a pipe's free page from its own end between our poll and
+ * our write). So each operation arms a timer that sends this thread
+ * RELAY_WAKE_SIGNAL at its deadline and every RELAY_WAKE_MS after, with a
+ * handler installed without SA_RESTART: a blocked write, read, poll or
+ * flock returns EINTR, and every loop here checks the deadline before it
+ * tries again. */
+#define RELAY_WAKE_SIGNAL (SIGRTMIN + 5)
+#define RELAY_WAKE_MS 50
 
-	if (fl < 0)
-		return -errno;
-	if ((fl & O_ACCMODE) == O_RDONLY)
-		return -EBADF;
-	if (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
-		return -errno;
-	return 0;
+static void relay_wake(int sig)
+{
+	(void)sig;
+}
+
+static void op_arm(struct op *o)
+{
+	struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = RELAY_WAKE_SIGNAL };
+	struct itimerspec its = {
+		.it_value = { .tv_sec = o->timeout_ms / 1000,
+			      .tv_nsec = (long)(o->timeout_ms % 1000) * 1000000L },
+		.it_interval = { .tv_nsec = RELAY_WAKE_MS * 1000000L },
+	};
+	sigset_t wake;
+
+	sev._sigev_un._tid = gettid();
+	if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+		its.it_value.tv_nsec = 1;
+	(void)sigemptyset(&wake);
+	(void)sigaddset(&wake, RELAY_WAKE_SIGNAL);
+	(void)pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
+	if (timer_create(CLOCK_MONOTONIC, &sev, &o->wake) == 0) {
+		if (timer_settime(o->wake, 0, &its, NULL) == 0)
+			o->wake_armed = true;
+		else
+			(void)timer_delete(o->wake);
+	}
+}
+
+/* Releases the cache before the outputs go to the agent: how fast (or
+ * whether) the agent reads them is then no other container's wait. What is
+ * sent from here on is in memory or in files this op holds open. */
+static void op_unlock(struct op *o)
+{
+	o->lock_fd = safe_close(o->lock_fd);
+}
+
+static void op_disarm(struct op *o)
+{
+	if (o->wake_armed)
+		(void)timer_delete(o->wake);
+	o->wake_armed = false;
 }
 
 /* A line for the user's terminal (the agent's stderr), like git's own. */
@@ -244,7 +285,8 @@ static bool client_gone(const struct pollfd *p)
 
 /* Runs host git with args (after "git") in the cache (or the cache root
  * when there is none yet), stdin from in_fd, stdout to out_fd or captured
- * into cap (when non-NULL), stderr to err_fd. Returns git's exit status,
+ * into cap (when non-NULL), stderr to err_fd (RELAY_ERR_TO_CAP: into cap
+ * with stdout, so bounded by cap->max). Returns git's exit status,
  * 128 + N for a signal, -ETIMEDOUT (killed at the deadline), -ECONNRESET
  * (killed: the client hung up), -EMSGSIZE (more output than cap->max),
  * -errno. */
@@ -290,7 +332,9 @@ static int run_git(struct op *o, const char *const *args, int in_fd, int out_fd,
 			.envp = (char *const *)env,
 			.cwd_fd = o->cache_fd >= 0 ? o->cache_fd : o->rl->root_fd,
 			.fds = { in_fd >= 0 ? in_fd : o->null_fd, out_fd >= 0 ? out_fd : o->null_fd,
-				 err_fd >= 0 ? err_fd : o->null_fd },
+				 err_fd == RELAY_ERR_TO_CAP && cap ? out_fd
+				 : err_fd >= 0		   ? err_fd
+							   : o->null_fd },
 		};
 
 		r = spawn_start(&sp, &pid, &pidfd);
@@ -537,19 +581,15 @@ static int only_pack(int dir_fd, char name[RELAY_PACK_NAME + 1])
 	return 0;
 }
 
-/* Passes what the cache's clone said (in the file at fd) to the agent's
- * terminal, except clone's "You appear to have cloned an empty repository":
- * that is the agent's own git's to say, about its own clone or fetch. */
-static void forward_clone_err(struct op *o, int fd)
+/* Passes what the cache's clone said (text, NUL-terminated) to the
+ * agent's terminal, except clone's "You appear to have cloned an empty
+ * repository": that is the agent's own git's to say, about its own clone
+ * or fetch. */
+static void forward_clone_err(struct op *o, const char *text)
 {
 	static const char empty[] = "warning: You appear to have cloned an empty repository.";
-	_cleanup_free_ char *buf = malloc(RELAY_IO_CHUNK);
-	ssize_t n = buf ? pread(fd, buf, RELAY_IO_CHUNK - 1, 0) : -1;
 
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
-	for (char *l = buf, *nl; *l; l = nl ? nl + 1 : l + strlen(l)) {
+	for (const char *l = text, *nl; *l; l = nl ? nl + 1 : l + strlen(l)) {
 		nl = strchr(l, '\n');
 		if (strncmp(l, empty, sizeof(empty) - 1) != 0)
 			(void)write_all(o, o->err_fd, l, nl ? (size_t)(nl + 1 - l) : strlen(l));
@@ -581,7 +621,7 @@ static int cache_create(struct op *o, const char *name, bool by_clone)
 		const char *const args[] = { "clone", "--bare", "--quiet", "--template=", "--",
 					     o->url.canonical, tmp, NULL };
 		char pack[RELAY_PACK_NAME + 1];
-		_cleanup_close_ int tmp_fd = -1, efd = -1;
+		_cleanup_close_ int tmp_fd = -1;
 
 		(void)snprintf(own, sizeof(own), "%s.config", tmp);
 		(void)unlink(own);
@@ -590,11 +630,17 @@ static int cache_create(struct op *o, const char *name, bool by_clone)
 			return r;
 		(void)snprintf(env, sizeof(env), "GIT_CONFIG_GLOBAL=%s", own);
 		o->global_cfg = env;
-		efd = memfd_create("gitrelay-clone-err", MFD_CLOEXEC);
-		r = efd < 0 ? -errno : run_git(o, args, -1, -1, efd, NULL);
+		{
+			/* what a remote says in its sideband is bounded: more
+			 * than RELAY_MAX_CLONE_ERR ends the clone */
+			struct buf eb = { .max = RELAY_MAX_CLONE_ERR };
+
+			r = run_git(o, args, -1, -1, RELAY_ERR_TO_CAP, &eb);
+			if (eb.p)
+				forward_clone_err(o, eb.p);
+			free(eb.p);
+		}
 		o->global_cfg = NULL;
-		if (efd >= 0)
-			forward_clone_err(o, efd);
 		if (r == 0)
 			r = append_file(o, own, cfg);
 		else if (r > 0)
@@ -783,8 +829,8 @@ static int cache_open(struct op *o)
 		if (o->lock_fd < 0)
 			return -errno;
 		while (flock(o->lock_fd, LOCK_EX) < 0)
-			if (errno != EINTR)
-				return -errno;
+			if (errno != EINTR || left_ms(o) <= 0)
+				return errno != EINTR ? -errno : -ETIMEDOUT;
 		if (fstat(o->lock_fd, &a) == 0 &&
 		    fstatat(o->rl->root_fd, lock, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    a.st_ino == b.st_ino && a.st_dev == b.st_dev)
@@ -839,8 +885,31 @@ static int cache_sync(struct op *o)
 	const char *const args[] = { "fetch", "--quiet", "--prune", "--no-tags", "--no-write-fetch-head",
 				     "--", o->url.canonical, "+refs/heads/*:refs/heads/*",
 				     "+refs/tags/*:refs/tags/*", NULL };
-	int r = run_git(o, args, -1, -1, o->err_fd, NULL);
+	struct gitrelay_reflist before = { 0 }, after = { 0 };
+	bool fresh = faccessat(o->cache_fd, RELAY_FRESH_MARK, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+	int r;
 
+	/* While the cache is fresh (its clone's pack, handed out whole), a
+	 * ref the remote deleted or moved back leaves objects in that pack
+	 * that the remote no longer serves: such a sync ends the freshness. */
+	if (fresh && cache_refs(o, &before) < 0) {
+		fresh = false;
+		(void)unlinkat(o->cache_fd, RELAY_FRESH_MARK, 0);
+	}
+	r = run_git(o, args, -1, -1, o->err_fd, NULL);
+	if (fresh) {
+		bool same = r == 0 && cache_refs(o, &after) >= 0;
+
+		for (size_t i = 0; same && i < before.n; i++) {
+			const struct gitrelay_ref *a = gitrelay_reflist_find(&after, before.refs[i].name);
+
+			same = a && strcmp(a->oid, before.refs[i].oid) == 0;
+		}
+		if (!same)
+			(void)unlinkat(o->cache_fd, RELAY_FRESH_MARK, 0);
+		gitrelay_reflist_done(&before);
+		gitrelay_reflist_done(&after);
+	}
 	if (r == 0)
 		save_remote_view(o);
 	return r == 0 ? 0 : r < 0 ? r : -EIO;
@@ -978,7 +1047,9 @@ static void op_finish(struct op *o, int status, const char *outcome)
 	uint8_t frame[WIRE_HEADER_SIZE + 64 + WIRE_MAX_MESSAGE];
 	size_t len;
 
-	/* The outputs end before the reply: the helper reads them to EOF. */
+	/* The outputs end before the reply: the helper reads them to EOF. The
+	 * reply must not be cut by the deadline's signal. */
+	op_disarm(o);
 	o->in_fd = safe_close(o->in_fd);
 	o->out_fd = safe_close(o->out_fd);
 	o->err_fd = safe_close(o->err_fd);
@@ -1233,6 +1304,7 @@ static void do_list(struct op *o)
 	out = malloc(cap);
 	r = out ? gitrelay_format_list(&remote, out, cap, &out_len) : -ENOMEM;
 	gitrelay_reflist_done(&remote);
+	op_unlock(o);
 	if (r >= 0)
 		r = write_all(o, o->out_fd, out, out_len);
 	if (r < 0) {
@@ -1330,6 +1402,7 @@ static int send_fresh_pack(struct op *o)
 	r = gitrelay_pack_header(hdr, sizeof(hdr), (uint64_t)ps.st_size, (uint64_t)is.st_size);
 	if (r < 0)
 		return r == -EINVAL ? -ENOENT : r;
+	op_unlock(o); /* the pack and its index are open: nothing changes them */
 	r = write_all(o, o->out_fd, hdr, (size_t)r);
 	if (r >= 0)
 		r = copy_fd(o, pfd, o->out_fd);
@@ -1466,9 +1539,13 @@ static void do_fetch(struct op *o)
 		/* git wrote FILE.lock and renamed it over our empty file. */
 		safe_close(bfd);
 		bfd = open(bundle, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		r = bfd < 0 ? -errno : copy_fd(o, bfd, o->out_fd);
+		r = bfd < 0 ? -errno : 0;
 	}
 	(void)unlink(bundle);
+	if (r == 0) {
+		op_unlock(o);
+		r = copy_fd(o, bfd, o->out_fd);
+	}
 	if (r < 0) {
 		op_fail(o, r, "creating the bundle");
 		return;
@@ -1741,6 +1818,7 @@ static void push_with(struct op *o, const char **args,
 			(void)utimensat(AT_FDCWD, path, ts, 0);
 		}
 	}
+	op_unlock(o);
 	r = write_all(o, o->out_fd, status, slen);
 	if (r < 0) {
 		op_fail(o, r, "sending the push status");
@@ -1799,6 +1877,7 @@ void gitrelay_handle(struct execd *d, int conn, const struct ucred *cred, const 
 
 	o.t0_ms = monoclock_ms();
 	o.t_exec_ms = o.t0_ms;
+	op_arm(&o);
 	if (*n_fds == WIRE_GIT_FDS) {
 		o.in_fd = fds[0];
 		o.out_fd = fds[1];
@@ -1819,11 +1898,6 @@ void gitrelay_handle(struct execd *d, int conn, const struct ucred *cred, const 
 						: "fetch";
 	if (!token_ok(d, o.req.token)) {
 		op_refuse(&o, WIRE_ERROR_UNAUTHENTICATED, NULL, "wrong token");
-		goto out;
-	}
-	if (out_nonblocking(o.out_fd) < 0) {
-		op_refuse(&o, WIRE_ERROR_MALFORMED, NULL,
-			  "the relay's out descriptor must be open for writing");
 		goto out;
 	}
 	r = gitrelay_url_parse(o.req.url, &o.url);
@@ -1884,6 +1958,7 @@ void gitrelay_handle(struct execd *d, int conn, const struct ucred *cred, const 
 		break;
 	}
 out:
+	op_disarm(&o);
 	safe_close(o.lock_fd); /* releases the cache */
 	safe_close(o.cache_fd);
 	safe_close(o.in_fd);
@@ -2037,6 +2112,15 @@ int gitrelay_init(struct execd *d)
 
 	if (!rl)
 		return -ENOMEM;
+	{
+		struct sigaction sa = { .sa_handler = relay_wake }; /* no SA_RESTART */
+
+		(void)sigemptyset(&sa.sa_mask);
+		if (sigaction(RELAY_WAKE_SIGNAL, &sa, NULL) < 0) {
+			free(rl);
+			return log_error_errno(-errno, "git relay: sigaction: %s", strerror(errno));
+		}
+	}
 	rl->root_fd = -1;
 	pthread_mutex_init(&rl->prune_lock, NULL);
 	rl->max_caches = d->conf->git_max_caches;
@@ -2136,8 +2220,19 @@ int gitrelay_check(struct execd *d)
 	       rl->max_caches, rl->max_cache_mb);
 	printf("# git relay: %zu setting(s) from the user's global git config%s", rl->n_user_cfg,
 	       rl->n_user_cfg ? ":" : " (none: remotes that need credentials will refuse)");
-	for (size_t i = 0; i < rl->n_user_cfg; i++)
-		printf(" %s", rl->user_cfg[i].key); /* names only: values may hold secrets */
+	/* names only (values may hold secrets), and a URL's user name or
+	 * token in a key's subsection ("credential.https://TOKEN@host.helper")
+	 * shown as "***" */
+	for (size_t i = 0; i < rl->n_user_cfg; i++) {
+		const char *k = rl->user_cfg[i].key, *sch = strstr(k, "://");
+		const char *at = sch ? strchr(sch + 3, '@') : NULL;
+		const char *slash = sch ? strchr(sch + 3, '/') : NULL;
+
+		if (at && (!slash || at < slash))
+			printf(" %.*s***%s", (int)(sch + 3 - k), k, at);
+		else
+			printf(" %s", k);
+	}
 	printf("\n");
 	return 0;
 }

@@ -193,6 +193,26 @@ ok "a second clone of the same repository" agent git clone -q "$BASE/fresh.git" 
 check "... does not get the refused push's objects" \
 	"$(agent git -C f2 cat-file -t "$blob" 2>/dev/null || echo absent)" = absent
 check "... and is complete" "$(agent git -C f2 fsck --strict 2>&1 | wc -l)/$(agent git -C f2 log -1 --format=%s)" = "0/fresh two"
+# A branch the remote deletes (it held a secret) while the cache is fresh:
+# the sync that prunes the ref ends the freshness, so a later clone does not
+# get the deleted branch's objects from the clone-time pack.
+srv_repo gone
+srv_git -C "$T/seed-gone" switch -q -c oops
+echo "AWS_SECRET=leaked-$RANDOM$RANDOM" >"$T/seed-gone/creds.txt"
+srv_git -C "$T/seed-gone" add creds.txt
+srv_git -C "$T/seed-gone" -c user.name=s -c user.email=s@s commit -q -m "oops"
+srv_git -C "$T/seed-gone" push -q "$T/srv/gone.git" oops
+gone_blob=$(srv_git -C "$T/seed-gone" rev-parse HEAD:creds.txt)
+ok "clone of a repository with a branch that is about to go" agent git clone -q "$BASE/gone.git" g1
+srv_git -C "$T/srv/gone.git" update-ref -d refs/heads/oops
+srv_git -C "$T/srv/gone.git" reflog expire --expire=now --all
+srv_git -C "$T/srv/gone.git" gc -q --prune=now
+check "... control: the remote no longer has the secret" \
+	"$(srv_git -C "$T/srv/gone.git" cat-file -t "$gone_blob" 2>/dev/null || echo absent)" = absent
+ok "the remote deleted the branch: ls-remote (the cache follows)" agent git ls-remote "$BASE/gone.git"
+ok "a new clone after that" agent git clone -q "$BASE/gone.git" g2
+check "... does not get the deleted branch's objects" \
+	"$(agent git -C g2 cat-file -t "$gone_blob" 2>/dev/null || echo absent)" = absent
 srv_git init -q --bare -b main "$T/srv/empty.git"
 ok "first clone of an empty repository" agent git clone -q "$BASE/empty.git" e1 2>"$T/err"
 check "... git's own warning once, nothing from the host's clone" \
@@ -217,9 +237,13 @@ check "... and the operation is audited as disconnected" \
 
 # --- sandbox-execd --check says what the relay will use --------------------------
 check_as_user() { "${GR_RUN_AS[@]}" env -i PATH=/usr/bin:/bin HOME="$T/home" "$T/bin/sandbox-execd" "$@"; }
+git config -f "$T/home/.gitconfig" "credential.https://tok$$@127.0.0.1.username" relay
 out=$(check_as_user --config "$T/execd.conf" --check 2>&1)
+git config -f "$T/home/.gitconfig" --unset "credential.https://tok$$@127.0.0.1.username"
 check "--check: the relay's git and cache directory" \
 	"$(echo "$out" | grep -c "^# git relay: git '/usr/bin/git', caches in '$T/state/git-cache'")" -eq 1
+check "... a user name or token in a setting's URL is masked" \
+	"$(echo "$out" | grep -c 'credential.https://\*\*\*@127.0.0.1.username')/$(echo "$out" | grep -c "tok$$")" = "1/0"
 check "... the names of the user's settings it copies, never their values" \
 	"$(echo "$out" | grep '^# git relay:' | grep -c 'credential.helper')/$(echo "$out" | grep -c "$GR_PASS\|git-credentials")" = "1/0"
 mkdir -p "$T/badcache" && chown "$GR_USER:" "$T/badcache" && chmod 755 "$T/badcache"
@@ -308,7 +332,7 @@ srv_big_history stall 3000
 want=$(agent git ls-remote "$BASE/stall.git" refs/heads/main | cut -f1)
 cp "$SOURCE_DIR/tests/support/execd-rawclient.py" "$T/rawclient.py"
 chmod 644 "$T/rawclient.py"
-"${GR_RUN_AS[@]}" /usr/bin/python3 "$T/rawclient.py" "$T/run/execd.sock" gitstall --token "$(cat "$T/run/token")" \
+timeout 20 "${GR_RUN_AS[@]}" /usr/bin/python3 "$T/rawclient.py" "$T/run/execd.sock" gitstall --token "$(cat "$T/run/token")" \
 	--url "$BASE/stall.git" --want "$want" >"$T/stall.out" 2>&1 &
 stall_pid=$!
 sleep 0.5

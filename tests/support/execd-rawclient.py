@@ -121,12 +121,26 @@ def send(a, s):
         time.sleep(0.5)
         s.sendall(b"junk")
     elif a.mode == "gitstall":
+        # The pipe shrunk to one page; our copy of its write end kept, and
+        # O_NONBLOCK cleared on the description we share with the daemon
+        # over and over, so that whatever the daemon set, its write blocks.
+        import fcntl
+        import threading
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
+        fcntl.fcntl(out_w, 1031, 4096)  # F_SETPIPE_SZ
         null = os.open("/dev/null", os.O_RDONLY)
         socket.send_fds(s, [frame(git_fetch_payload(a), ftype=T_GIT)], [null, out_w, err_w])
-        os.close(out_w)
-        os.close(err_w)
+        stop = time.time() + 2
+
+        def clear():
+            while time.time() < stop:
+                fl = fcntl.fcntl(out_w, fcntl.F_GETFL)
+                fcntl.fcntl(out_w, fcntl.F_SETFL, fl & ~os.O_NONBLOCK)
+                time.sleep(0.005)
+        threading.Thread(target=clear, daemon=True).start()
+        time.sleep(0.5)
+        os.read(out_r, 4096)  # one page, then never again
         print(read_reply(s))  # out_r and err_r stay open, never read
         return 0
     elif a.mode == "nofds":
