@@ -218,6 +218,10 @@ static void relay_wake(int sig)
 	(void)sig;
 }
 
+/* Set once the handler is in place: before that the signal's default
+ * action would end the daemon, so nothing is armed. */
+static volatile sig_atomic_t relay_wake_ready;
+
 static void op_arm(struct op *o)
 {
 	struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = RELAY_WAKE_SIGNAL };
@@ -228,6 +232,8 @@ static void op_arm(struct op *o)
 	};
 	sigset_t wake;
 
+	if (!relay_wake_ready)
+		return;
 	sev._sigev_un._tid = gettid();
 	if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
 		its.it_value.tv_nsec = 1;
@@ -2120,6 +2126,7 @@ int gitrelay_init(struct execd *d)
 			free(rl);
 			return log_error_errno(-errno, "git relay: sigaction: %s", strerror(errno));
 		}
+		relay_wake_ready = 1;
 	}
 	rl->root_fd = -1;
 	pthread_mutex_init(&rl->prune_lock, NULL);
