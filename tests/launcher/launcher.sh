@@ -49,11 +49,11 @@ expected_uid=$(id -u)
 
 # Engine choice.
 out=$(cs "$T/proj" CONTAINER_ENGINE=podman -- --dry-run -- true)
-check "CONTAINER_ENGINE=podman is used" "$(head -n 1 <<<"$out")" = podman
+check "CONTAINER_ENGINE=podman is used, by its absolute path" "$(head -n 1 <<<"$out")" = "$T/bin/podman"
 out=$(cs "$T/proj" -- --dry-run -- true)
-check "docker when docker info succeeds" "$(head -n 1 <<<"$out")" = docker
+check "docker when docker info succeeds" "$(head -n 1 <<<"$out")" = "$T/bin/docker"
 out=$(cs "$T/proj" FAKE_DOCKER_INFO=fail -- --dry-run -- true)
-check "podman when docker info fails" "$(head -n 1 <<<"$out")" = podman
+check "podman when docker info fails" "$(head -n 1 <<<"$out")" = "$T/bin/podman"
 st=0
 out=$(cs "$T/proj" CONTAINER_ENGINE=nosuchengine -- --dry-run -- true 2>&1) || st=$?
 check "an engine not on PATH is an error ($st)" "$st" -ne 0
@@ -393,9 +393,9 @@ out=$(cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_ROOTLESS=1 -- doctor 2>/
 ok "doctor: rootless podman is fine (keep-id)" grep -q '^ok    rootless podman: your UID and GID mapped' <<<"$out"
 # podman-docker's `docker` is podman (its info answers with no Docker daemon).
 out=$(cs "$T/proj" FAKE_VERSION="podman version 4.3.1" -- --dry-run -- true)
-check "engine choice: a docker that is podman-docker's shim counts as podman" "$(head -n 1 <<<"$out")" = podman
+check "engine choice: a docker that is podman-docker's shim counts as podman" "$(head -n 1 <<<"$out")" = "$T/bin/podman"
 out=$(cs "$T/proj" FAKE_VERSION="Docker version 28.2.2, build e6534b4" -- --dry-run -- true)
-check "engine choice: a real docker client whose daemon answers is docker" "$(head -n 1 <<<"$out")" = docker
+check "engine choice: a real docker client whose daemon answers is docker" "$(head -n 1 <<<"$out")" = "$T/bin/docker"
 
 # code-sandbox build: each engine's own flags.
 : >"$T/calls"
@@ -432,4 +432,87 @@ ok "  in a container" grep -q '^podman run .*opencode --version$' "$T/calls"
 st=0
 cs "$T/proj" CONTAINER_ENGINE=podman FAKE_LABEL=0 -- -- claude --version >/dev/null 2>&1 || st=$?
 check "code-sandbox -- claude on the default image: runs ($st)" "$st" -eq 0
+# F2: PATH is rebuilt before the launcher runs anything (SECURITY.md, "The
+# launcher's own commands"). It runs in the workspace, which the agent
+# writes: a `docker`, `podman`, `git` or `sed` planted there must never run
+# on the host through an empty, relative or in-workspace PATH entry, for a
+# dry run, doctor, a real run (code-sandbox-pivots too), kube. $T/tools has
+# the system's commands without any engine, so the planted one is the only
+# one some shapes could find.
+mkdir -p "$T/tools" "$T/pws/bin" "$T/other"
+for f in /usr/bin/* /bin/*; do
+	case ${f##*/} in docker | podman | git) continue ;; *) ;; esac
+	[ -e "$T/tools/${f##*/}" ] || ln -s "$f" "$T/tools/${f##*/}"
+done
+PWS=$(cd "$T/pws" && pwd -P)
+for n in docker podman git sed tr grep sha256sum realpath stat find awk id; do
+	for d in "$PWS" "$PWS/bin"; do
+		printf '#!/bin/sh\necho "PWNED %s $*" >>"%s/pwned"\nexit 1\n' "$d/$n" "$T" >"$d/$n"
+		chmod 755 "$d/$n"
+	done
+done
+ln -s "$PWS/bin" "$T/other/via-link"
+cs_path() { # cs_path DIR PATH [VAR=VAL...] -- ARGS...
+	local dir=$1 path=$2 envs=()
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+	shift
+	(cd "$dir" && env -i PATH="$path" HOME="$T/home" XDG_CONFIG_HOME="$T/cfg" \
+		XDG_STATE_HOME="$T/state" HOST_UID=4242 HOST_GID=4343 CODE_SANDBOX_DNS=198.51.100.53 \
+		"${envs[@]}" "$CS" "$@")
+}
+rm -f "$T/pwned"
+# No engine but the planted one: the probe of `docker` (info, --version) is
+# where it would run.
+for shape in "$T/tools:" ":$T/tools" "$T/tools::/nonexistent" ".:$T/tools" "$T/tools:." "bin:$T/tools" \
+	"$PWS/bin:$T/tools" "$PWS:$T/tools" "$T/other/via-link:$T/tools"; do
+	rm -f "$T/pwned"
+	st=0
+	err=$(cs_path "$PWS" "$shape" -- --dry-run -- true 2>&1 >/dev/null) || st=$?
+	check "PATH '${shape//$T/\$T}', no engine but the workspace's: refused ($st), nothing of the workspace ran" \
+		"$st:$(cat "$T/pwned" 2>/dev/null)" = 1:
+	ok "  the reason: no container engine" grep -q 'no container engine' <<<"$err"
+	st=0
+	cs_path "$PWS" "$shape" -- doctor >/dev/null 2>&1 || st=$?
+	check "  doctor with it: fails ($st), nothing of the workspace ran" "$st:$(cat "$T/pwned" 2>/dev/null)" = 1:
+done
+# The planted engine ahead of the real one, and a real run: the engine is
+# the real one, by its absolute path, for the launcher and the pivots check.
+for shape in ".:$T/bin:$T/tools" ":$T/bin:$T/tools" "bin:$T/bin:$T/tools" "$PWS/bin:$T/bin:$T/tools" \
+	"$PWS:$T/bin:$T/tools" "$T/other/via-link:$T/bin:$T/tools"; do
+	rm -f "$T/pwned"
+	for e in podman docker; do
+		out=$(cs_path "$PWS" "$shape" CONTAINER_ENGINE=$e FAKE_DOCKER_INFO=ok -- --dry-run -- true 2>/dev/null)
+		check "PATH '${shape//$T/\$T}', CONTAINER_ENGINE=$e: the real $e, absolute ($(head -n 1 <<<"$out"))" \
+			"$(head -n 1 <<<"$out")" = "$T/bin/$e"
+	done
+	: >"$T/calls"
+	st=0
+	cs_path "$PWS" "$shape" -- -- true >/dev/null 2>&1 || st=$?
+	check "  a real run with it: the real docker ran it ($st)" "$st:$(grep -c '^docker run ' "$T/calls")" = 0:1
+	cs_path "$PWS" "$shape" -- doctor >/dev/null 2>&1 || true
+	cs_path "$PWS" "$shape" -- kube >/dev/null 2>&1 || true
+	cs_path "$PWS" "$shape" -- review >/dev/null 2>&1 || true
+	check "  nothing of the workspace ran (dry run, run, doctor, kube, review): '$(head -c 200 "$T/pwned" 2>/dev/null)'" \
+		! -e "$T/pwned"
+done
+# code-sandbox-pivots on its own: the workspace it is given is the agent's,
+# wherever it is called from.
+st=0
+(cd "$T/other" && env -i PATH="$PWS/bin:$T/tools" "$SOURCE_DIR/bin/code-sandbox-pivots" mounts "$PWS" >/dev/null 2>&1) || st=$?
+check "code-sandbox-pivots mounts WS, WS/bin on PATH, called from elsewhere: works ($st), nothing of WS ran" \
+	"$st:$(cat "$T/pwned" 2>/dev/null)" = 0:
+st=0
+(cd "$T/other" && env -i PATH="$PWS/bin:$T/tools" "$SOURCE_DIR/bin/code-sandbox-pivots" run --workspace "$PWS" \
+	--state "$T/nostate" -- true >/dev/null 2>&1) || st=$?
+check "code-sandbox-pivots run --workspace WS, WS/bin on PATH: nothing of WS ran ($st)" ! -e "$T/pwned"
+rm -f "$T/pwned"
+# An engine given by a path in the workspace is the agent's: refused.
+for e in "$PWS/podman" "bin/podman" "./podman"; do
+	st=0
+	cs_path "$PWS" "$T/bin:$T/tools" CONTAINER_ENGINE="$e" -- --dry-run -- true >/dev/null 2>&1 || st=$?
+	check "CONTAINER_ENGINE='${e//$T/\$T}' (the workspace's): refused ($st), not run" "$st:$(cat "$T/pwned" 2>/dev/null)" = 1:
+	rm -f "$T/pwned"
+done
+rm -f "$T/pwned"
 tap_done
