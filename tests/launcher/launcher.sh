@@ -397,6 +397,22 @@ check "engine choice: a docker that is podman-docker's shim counts as podman" "$
 out=$(cs "$T/proj" FAKE_VERSION="Docker version 28.2.2, build e6534b4" -- --dry-run -- true)
 check "engine choice: a real docker client whose daemon answers is docker" "$(head -n 1 <<<"$out")" = "$T/bin/docker"
 
+# F3: the kind is the chosen program's: podman-docker's `docker` shim named
+# by CONTAINER_ENGINE (a name or a path) is podman, and gets keep-id.
+for e in docker "$T/bin/docker"; do
+	out=$(cs "$T/proj" CONTAINER_ENGINE="$e" FAKE_VERSION="podman version 4.3.1" CODE_SANDBOX_ROOTLESS=1 -- --dry-run -- true 2>/dev/null)
+	check "CONTAINER_ENGINE=${e//$T/\$T} that is podman-docker's shim, rootless: podman's keep-id ($(rootless_args))" \
+		"$(rootless_args)" = "--userns=keep-id --user=0:0 --passwd=false "
+done
+out=$(cs "$T/proj" CONTAINER_ENGINE="$T/bin/docker" FAKE_VERSION="Docker version 28.2.2, build e6534b4" CODE_SANDBOX_ROOTLESS=1 -- --dry-run -- true 2>/dev/null)
+check "CONTAINER_ENGINE=\$T/bin/docker that is Docker, rootless: no podman-only arguments" -z "$(rootless_args)"
+# F4: doctor names a bad CODE_SANDBOX_ROOTLESS instead of exiting silently.
+st=0
+out=$(cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_ROOTLESS=maybe -- doctor 2>&1) || st=$?
+check "doctor with CODE_SANDBOX_ROOTLESS=maybe: fails ($st) with the reason and the fix" \
+	"$st:$(grep -c "^FAIL  CODE_SANDBOX_ROOTLESS='maybe'" <<<"$out"):$(grep -c 'fix: unset it, or set it to 0, 1 or auto' <<<"$out")" = 1:1:1
+ok "  and goes on with the other checks" grep -q '^ok    image ' <<<"$out"
+
 # code-sandbox build: each engine's own flags.
 : >"$T/calls"
 cs "$T/proj" CONTAINER_ENGINE=podman -- build >/dev/null 2>&1
