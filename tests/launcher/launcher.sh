@@ -21,7 +21,11 @@ for e in podman docker; do
 printf '%s\n' "$e \$*" >>"$T/calls"
 case \$1 in
 info) [ "\${FAKE_$(echo $e | tr '[:lower:]' '[:upper:]')_INFO:-ok}" = ok ] || exit 1
-	[ -z "\${FAKE_SECOPTS:-}" ] || printf '%s\n' "\$FAKE_SECOPTS" ;;
+	case "\$*" in
+	*CgroupsVersion*) printf '%s\n' "\${FAKE_CGROUPS-v2 cpu memory pids }" ;;
+	*MemoryLimit*) printf '%s\n' "\${FAKE_DOCKER_LIMITS-true true}" ;;
+	*) [ -z "\${FAKE_SECOPTS:-}" ] || printf '%s\n' "\$FAKE_SECOPTS" ;;
+	esac ;;
 --version) [ -z "\${FAKE_VERSION:-}" ] || printf '%s\n' "\$FAKE_VERSION" ;;
 image) [ -z "\${FAKE_LABEL:-}" ] || printf '%s\n' "\$FAKE_LABEL" ;;
 build) printf '%s\n' "$e-env DOCKER_BUILDKIT=\${DOCKER_BUILDKIT:-}" >>"$T/calls" ;;
@@ -396,6 +400,53 @@ out=$(cs "$T/proj" FAKE_VERSION="podman version 4.3.1" -- --dry-run -- true)
 check "engine choice: a docker that is podman-docker's shim counts as podman" "$(head -n 1 <<<"$out")" = "$T/bin/podman"
 out=$(cs "$T/proj" FAKE_VERSION="Docker version 28.2.2, build e6534b4" -- --dry-run -- true)
 check "engine choice: a real docker client whose daemon answers is docker" "$(head -n 1 <<<"$out")" = "$T/bin/docker"
+
+# F1: /tmp has a size (a tmpfs without one may take half the host's RAM).
+out=$(cs "$T/proj" CONTAINER_ENGINE=podman -- --dry-run -- true)
+ok "/tmp: a tmpfs of 1g by default" has --tmpfs=/tmp:rw,exec,nosuid,nodev,mode=1777,size=1g
+out=$(cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_TMP_SIZE=256m -- --dry-run -- true)
+ok "  CODE_SANDBOX_TMP_SIZE=256m" has --tmpfs=/tmp:rw,exec,nosuid,nodev,mode=1777,size=256m
+for v in 0 -1 1g,suid "1g dev" abc 1gg 1.5g; do
+	st=0
+	cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_TMP_SIZE="$v" -- --dry-run -- true >/dev/null 2>&1 || st=$?
+	check "  CODE_SANDBOX_TMP_SIZE='$v': refused ($st)" "$st" -ne 0
+done
+# F1: a rootless engine whose limits would be ignored (cgroup v1, or v2
+# without the memory or pids controller delegated): refused unless the user
+# accepts it with CODE_SANDBOX_ALLOW_NO_LIMITS=1.
+for cg in "v1 cpuset cpu cpuacct blkio memory devices freezer pids " "v2 cpu " "v2 cpu memory " "v2 cpu pids " "" "v3 x"; do
+	: >"$T/calls"
+	st=0
+	err=$(cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_ROOTLESS=1 FAKE_CGROUPS="$cg" -- -- true 2>&1 >/dev/null) || st=$?
+	check "rootless podman, cgroups '$cg': the start refused ($st), no container" "$st:$(grep -c ' run ' "$T/calls")" = 1:0
+	ok "  saying why and the opt-in" grep -q 'refusing to start: .*CODE_SANDBOX_ALLOW_NO_LIMITS=1' <<<"$err"
+	st=0
+	err=$(cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_ROOTLESS=1 FAKE_CGROUPS="$cg" CODE_SANDBOX_ALLOW_NO_LIMITS=1 -- -- true 2>&1 >/dev/null) || st=$?
+	check "  with CODE_SANDBOX_ALLOW_NO_LIMITS=1: it runs ($st), with a warning" \
+		"$st:$(grep -c 'starting without memory and process limits' <<<"$err"):$(grep -c '^podman run ' "$T/calls")" = 0:1:1
+done
+st=0
+cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_ROOTLESS=1 FAKE_CGROUPS="v1 memory pids " -- --dry-run -- true >/dev/null 2>&1 || st=$?
+check "  the dry run too ($st)" "$st" -eq 1
+st=0
+cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_ROOTLESS=1 -- -- true >/dev/null 2>&1 || st=$?
+check "rootless podman on cgroup v2 with memory and pids delegated: runs ($st)" "$st" -eq 0
+st=0
+cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_ROOTLESS=0 FAKE_CGROUPS="v1 memory pids " -- -- true >/dev/null 2>&1 || st=$?
+check "rootful podman on cgroup v1: runs ($st)" "$st" -eq 0
+st=0
+cs "$T/proj" CONTAINER_ENGINE=docker FAKE_SECOPTS="name=rootless " FAKE_DOCKER_LIMITS="false true" -- --dry-run -- true >/dev/null 2>&1 || st=$?
+check "rootless Docker without memory limit support: refused ($st)" "$st" -eq 1
+st=0
+cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_ALLOW_NO_LIMITS=yes -- --dry-run -- true >/dev/null 2>&1 || st=$?
+check "CODE_SANDBOX_ALLOW_NO_LIMITS=yes: refused ($st)" "$st" -eq 1
+st=0
+out=$(cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_ROOTLESS=1 FAKE_CGROUPS="v1 memory pids " -- doctor 2>&1) || st=$?
+check "doctor: rootless without limits is a problem ($st) with the fix" \
+	"$st:$(grep -c '^FAIL  rootless podman on cgroup v1 ignores' <<<"$out"):$(grep -c 'fix: .*CODE_SANDBOX_ALLOW_NO_LIMITS=1' <<<"$out")" = 1:1:1
+ok "  and its hardened start still checks the hardening" grep -q '^ok    hardened start' <<<"$out"
+out=$(cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_ROOTLESS=1 -- doctor 2>&1) || true
+ok "doctor: limits that apply are said" grep -q '^ok    memory, pids and cpu limits apply' <<<"$out"
 
 # F3: the kind is the chosen program's: podman-docker's `docker` shim named
 # by CONTAINER_ENGINE (a name or a path) is podman, and gets keep-id.
