@@ -485,6 +485,21 @@ check "docker build: --pull=false (Docker's --pull is a boolean), not podman's -
 check "docker build: its own network (no --network=host), BuildKit selected" \
 	"$(grep -c -- '--network' <<<"$b"):$(grep -cx 'docker-env DOCKER_BUILDKIT=1' "$T/calls")" = 0:1
 
+# The npm registry for the build is the user's, not the workspace's: npm
+# reads .npmrc in its working directory, which the agent writes.
+mkdir -p "$T/npmbin"
+cat >"$T/npmbin/npm" <<FAKE
+#!/bin/sh
+[ -f .npmrc ] && echo "registry-from-cwd" || echo "https://registry.invalid/"
+FAKE
+chmod +x "$T/npmbin/npm"
+printf 'registry=https://agent.invalid/\n' >"$T/proj/.npmrc"
+(cd "$T/proj" && env -i PATH="$T/bin:$T/npmbin:/usr/bin:/bin" HOME="$T/home" XDG_CONFIG_HOME="$T/cfg" \
+	XDG_STATE_HOME="$T/state" CONTAINER_ENGINE=podman "$CS" build >/dev/null 2>&1)
+check "build: npm's registry read outside the workspace ($(cat "$T/state/code-sandbox/build/npmrc" 2>/dev/null))" \
+	"$(cat "$T/state/code-sandbox/build/npmrc" 2>/dev/null)" = "registry=https://registry.invalid/"
+rm -f "$T/proj/.npmrc"
+
 # opencode is opt-in (Dockerfile): on an image without it, exit 127 with the fix, no container.
 : >"$T/calls"
 st=0
