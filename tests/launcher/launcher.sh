@@ -29,7 +29,8 @@ info) [ "\${FAKE_$(echo $e | tr '[:lower:]' '[:upper:]')_INFO:-ok}" = ok ] || ex
 --version) [ -z "\${FAKE_VERSION:-}" ] || printf '%s\n' "\$FAKE_VERSION" ;;
 image) [ -z "\${FAKE_LABEL:-}" ] || printf '%s\n' "\$FAKE_LABEL" ;;
 build) printf '%s\n' "$e-env DOCKER_BUILDKIT=\${DOCKER_BUILDKIT:-}" >>"$T/calls" ;;
-run) exit "\${FAKE_EXIT:-0}" ;;
+run) [ -z "\${FAKE_PLANT:-}" ] || cp -p "\$FAKE_PLANT_FROM"/* "\$FAKE_PLANT/"
+	exit "\${FAKE_EXIT:-0}" ;;
 ps) [ -z "\${FAKE_PS:-}" ] || printf '%s\n' "\$FAKE_PS" ;;
 container) [ -z "\${FAKE_ENV:-}" ] || printf '%s\n' "\$FAKE_ENV" ;;
 *) exit 0 ;;
@@ -589,6 +590,18 @@ st=0
 	--state "$T/nostate" -- true >/dev/null 2>&1) || st=$?
 check "code-sandbox-pivots run --workspace WS, WS/bin on PATH: nothing of WS ran ($st)" ! -e "$T/pwned"
 rm -f "$T/pwned"
+# A read-write extra mount is the agent's too: what it plants there during
+# the run (the fake engine's run copies the planted commands in) is not run
+# by the pivots check afterwards.
+mkdir -p "$T/rwm"
+: >"$T/calls"
+st=0
+cs_path "$T/proj" "$T/bin:$T/rwm:$T/tools" CONTAINER_ENGINE=podman FAKE_PLANT="$T/rwm" FAKE_PLANT_FROM="$PWS/bin" \
+	-- --mount "$T/rwm:/mnt/rwm" -- true >/dev/null 2>&1 || st=$?
+check "a run with a read-write extra mount on PATH ($st): the run happened, nothing the agent put there ran afterwards" \
+	"$st:$(grep -c '^podman run ' "$T/calls"):$(cat "$T/pwned" 2>/dev/null)" = 0:1:
+rm -rf "$T/pwned" "$T/rwm"
+
 # An engine given by a path in the workspace is the agent's: refused.
 for e in "$PWS/podman" "bin/podman" "./podman"; do
 	st=0
