@@ -610,4 +610,13 @@ for e in "$PWS/podman" "bin/podman" "./podman"; do
 	rm -f "$T/pwned"
 done
 rm -f "$T/pwned"
+# sane_path runs before any command, so it cannot come from a shared file
+# found through PATH: each script carries it. The copies must not drift.
+fn_body() { awk '/^sane_path\(\) \{/ {on=1} on {print} on && /^}$/ {exit}' "$1"; }
+ref=$(fn_body "$SOURCE_DIR/bin/code-sandbox")
+for f in code-sandbox-pivots code-sandbox-kube; do
+	check "sane_path in bin/$f is the same as bin/code-sandbox's" \
+		"$(fn_body "$SOURCE_DIR/bin/$f" | sha256sum)" = "$(printf '%s\n' "$ref" | sha256sum)"
+done
+check "... and is there at all" "$(printf '%s\n' "$ref" | wc -l)" -gt 10
 tap_done
