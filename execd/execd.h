@@ -77,19 +77,72 @@ struct spawn_params {
 	const char *path;       /* absolute */
 	char *const *argv;
 	char *const *envp;
-	int cwd_fd;             /* directory fd; the child fchdir()s into it */
+	int cwd_fd;             /* directory fd; the child fchdir()s into it (-1: stays) */
 	int fds[3];             /* stdin, stdout, stderr for the child */
 	const int *extra_fds;   /* become fds 3, 4, ... in the child (numbers >= 3 + n_extra) */
 	size_t n_extra;
 };
 
-/* The reaper (sandbox-execd-reap beside the daemon), PID 1 of each
- * command's pid namespace; NULL: commands start without namespaces. */
-extern const char *spawn_reaper_path;
+#define SPAWN_SETSID (1u << 0)    /* a session (and process group) of its own */
+#define SPAWN_PDEATHSIG (1u << 1) /* SIGKILL when the calling thread ends */
+#define SPAWN_NEWNS (1u << 2)     /* own user (identity-mapped) and pid namespace */
+/* The one process-spawning path (signals blocked around the clone, reset
+ * and unblocked in the child before execve, restored in the caller):
+ * returns once the child has exec'd, or -errno of what failed in it
+ * (-EUSERS: SPAWN_NEWNS's id maps could not be written). */
+int spawn_exec(const struct spawn_params *p, unsigned flags, pid_t *ret_pid);
+/* "UID UID 1\n" lines for our euid/egid, and writing them (plus
+ * setgroups "deny") for the calling process in its new user namespace;
+ * -1 with errno on failure. Async-signal-safe. */
+void spawn_format_id_maps(char *uid_map, char *gid_map, size_t len);
+int spawn_write_id_maps(const char *uid_map, const char *gid_map);
+
+/* The spawn server (sandbox-execd-reap --serve, reap.c): started by the
+ * main thread (its PID 1s are the daemon's children and their parent-death
+ * signal follows that thread). Returns its pidfd, which becomes readable
+ * when it ends: then spawn_server_restart() reaps and restarts it. Without
+ * a server (never started, or namespaces unavailable) spawn_start() spawns
+ * directly. */
+int spawn_server_start(const char *reaper_path, int *ret_pidfd);
+int spawn_server_restart(int pidfd, int *ret_pidfd);
+void spawn_server_stop(int pidfd);
+
+/* The server's protocol. A request is one SOCK_SEQPACKET message: a
+ * uint32 (number of file fds, | SPAWN_SERVER_NO_CWD) with SCM_RIGHTS
+ * [reply channel, spec memfd, cwd, stdin, stdout, stderr, file fds...].
+ * On the reply channel (SOCK_SEQPACKET) come struct spawn_msg. */
+#define SPAWN_SERVER_FDS (6 + TOOLFILES_MAX_FILES)
+#define SPAWN_SERVER_NO_CWD 0x80000000u
+#define SPAWN_SPEC_MAGIC 0x53504543u /* "SPEC" */
+#define SPAWN_SPEC_MAX ((size_t)4 * 1024 * 1024)
+enum spawn_msg_kind {
+	SPAWN_MSG_PID = 1,    /* server: PID 1's pid */
+	SPAWN_MSG_FAIL,       /* server: the clone failed, errno */
+	SPAWN_MSG_MAPFAIL,    /* PID 1: its id maps failed, errno */
+	SPAWN_MSG_STARTED,    /* PID 1: the command's execve, 0 or errno */
+	SPAWN_MSG_MAX,
+};
+struct spawn_msg {
+	uint32_t kind;
+	int32_t value;
+};
+/* Sealed memfd: header, then path, argv..., envp... each NUL-terminated. */
+struct spawn_spec_header {
+	uint32_t magic, argc, envc, strings_len;
+};
+struct spawn_spec {
+	char *buf;
+	const char *path;
+	char **argv, **envp; /* NULL-terminated, into buf */
+};
+int spawn_spec_encode(const struct spawn_params *p, int *ret_fd);
+int spawn_spec_decode(int fd, struct spawn_spec *ret); /* spawn_spec_done() either way */
+void spawn_spec_done(struct spawn_spec *s);
+
 /* Starts a command in a new session (so its process group is its pid) with
- * only fds 0-2 (and extra_fds) open, under the reaper in user and pid
- * namespaces of its own where the kernel allows them. Returns the pid and
- * a pidfd. */
+ * only fds 0-2 (and extra_fds) open, under PID 1 of user and pid
+ * namespaces of its own where the kernel allows them (through the spawn
+ * server). Returns the pid (of PID 1) and a pidfd; the pid is our child. */
 int spawn_start(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd);
 /* Kills the command's whole process group. */
 void spawn_kill_group(pid_t pid);

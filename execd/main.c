@@ -289,7 +289,7 @@ static bool accept_one(struct execd *d, int lfd)
 	return true;
 }
 
-static int serve(struct execd *d, int lfd, int sfd)
+static int serve(struct execd *d, int lfd, int sfd, int *server_pidfd)
 {
 	pthread_attr_t *attr = &d->worker_attr;
 	int waiting = 0;
@@ -307,14 +307,27 @@ static int serve(struct execd *d, int lfd, int sfd)
 					       strerror(errno));
 	}
 	for (;;) {
-		struct pollfd pfd[2] = { { .fd = lfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+		struct pollfd pfd[3] = { { .fd = lfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN },
+					 { .fd = *server_pidfd, .events = POLLIN } };
 
 		/* Connections waiting for a place are looked at every
 		 * EXECD_SWEEP_MS: those past EXECD_QUEUE_WAIT_MS get busy. */
-		if (poll(pfd, 2, waiting > 0 ? EXECD_SWEEP_MS : -1) < 0) {
+		if (poll(pfd, 3, waiting > 0 ? EXECD_SWEEP_MS : -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return log_error_errno(-errno, "poll() failed: %s", strerror(errno));
+		}
+		/* The spawn server ended (killed by someone): commands fail
+		 * to start until it is back, here, from the main thread. */
+		if (pfd[2].revents) {
+			int r = spawn_server_restart(*server_pidfd, server_pidfd);
+
+			if (r < 0) {
+				*server_pidfd = -1;
+				log_error_errno(r, "Cannot restart the spawn server: %s; every command "
+						   "fails to start from now on (restart the daemon)",
+						strerror(-r));
+			}
 		}
 		if (pfd[1].revents) {
 			struct signalfd_siginfo si;
@@ -378,7 +391,7 @@ int main(int argc, char **argv)
 	const char *pidfile = NULL;
 	bool check = false, verify = false, show = false, activated = false;
 	_cleanup_close_ int lfd = -1, sfd = -1;
-	int opt, r, ret = 1;
+	int opt, r, ret = 1, server_pidfd = -1;
 
 	log_setup("sandbox-execd");
 	(void)umask(077);
@@ -450,19 +463,24 @@ int main(int argc, char **argv)
 	if (dispatch_build_base_env(d) < 0 || toolrun_init(d) < 0)
 		goto out;
 	{
-		/* The reaper lives beside the daemon's binary. */
+		/* The spawn server lives beside the daemon's binary. Started
+		 * here, by the main thread, before any worker exists: the
+		 * commands' PID 1s are our children, and their parent-death
+		 * signal follows this thread (spawn.c). */
 		static char reaper[PATH_MAX];
 		ssize_t n = readlink("/proc/self/exe", reaper, sizeof(reaper) - 32);
 
+		r = -ENOENT;
 		if (n > 0) {
 			reaper[n] = '\0';
 			(void)strcat(reaper, "-reap");
 			if (access(reaper, X_OK) == 0)
-				spawn_reaper_path = reaper;
+				r = spawn_server_start(reaper, &server_pidfd);
 		}
-		if (!spawn_reaper_path)
-			log_warn("No '%s': commands start without their own pid namespace; "
-				 "setsid descendants can outlive them, continuing", reaper);
+		if (r < 0)
+			log_warn("Cannot start '%s' (%s): commands start without their own pid "
+				 "namespace; setsid descendants can outlive them, continuing",
+				 reaper, strerror(-r));
 	}
 	/* Without a relay (no git, unusable cache directory: logged) tools
 	 * are still served; git requests are refused. */
@@ -498,7 +516,7 @@ int main(int argc, char **argv)
 	log_info("Listening on '%s'%s, token in '%s', backend '%s', %zu tools, %zu maps", socket_path,
 		 activated ? " (socket activation)" : "", token_path, d->ops->name, conf.n_tools,
 		 conf.map.n);
-	ret = serve(d, lfd, sfd) < 0 ? 1 : 0;
+	ret = serve(d, lfd, sfd, &server_pidfd) < 0 ? 1 : 0;
 	lfd = safe_close(lfd);
 	wait_idle(d);
 	if (!activated)
@@ -507,6 +525,9 @@ int main(int argc, char **argv)
 	if (pidfile)
 		(void)unlink(pidfile);
 out:
+	/* After wait_idle(): requests still running keep their PID 1s,
+	 * which do not need the server. */
+	spawn_server_stop(server_pidfd);
 	explicit_bzero(d->token, sizeof(d->token));
 	if (d->backend)
 		d->ops->close(d->backend);
