@@ -144,6 +144,9 @@ void spawn_spec_done(struct spawn_spec *s);
  * namespaces of its own where the kernel allows them (through the spawn
  * server). Returns the pid (of PID 1) and a pidfd; the pid is our child. */
 int spawn_start(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd);
+/* True while commands start in namespaces of their own (so nothing of a
+ * finished command survives it). */
+bool spawn_namespaces_in_use(void);
 /* Kills the command's whole process group. */
 void spawn_kill_group(pid_t pid);
 /* Reaps (after killing the rest of its group). ret_status as waitid's
@@ -197,6 +200,15 @@ int toolrun_prepare(struct execd *d, const struct toolrun_ctx *c, struct toolrun
 		    enum wire_error *reterr_kind, char *msg, size_t msg_len);
 void toolrun_release(struct execd *d, struct toolrun *tr);
 
+/* A private directory for a command: an empty one kept from an earlier
+ * command, or a new "run-ID" beneath d->work_fd. *ret_fd is O_RDONLY. */
+int privdir_take(struct execd *d, const char *id, char *ret_name, size_t name_len, int *ret_fd);
+/* After the command: keeps it (taking fd) when it is exactly as made and
+ * the command ran in its own pid namespace; false: the caller removes it. */
+bool privdir_give_back(struct execd *d, const char *name, int fd);
+/* At exit: removes the kept ones. */
+void privdir_drain(struct execd *d);
+
 /* ---- dispatch.c ---- */
 struct execd_conn;
 
@@ -205,6 +217,17 @@ struct execd_peer {
 	unsigned n;    /* requests in flight */
 	unsigned n_queued;
 	struct execd_conn *head, *tail; /* waiting for a place, oldest first */
+};
+
+/* ---- privdir.c ---- */
+#define EXECD_PRIVDIR_POOL 32 /* empty private directories kept for reuse */
+struct privdir_pool {
+	pthread_mutex_t lock;
+	size_t n;
+	struct {
+		int fd;
+		char name[EXECD_REQUEST_ID_LEN + 8];
+	} e[EXECD_PRIVDIR_POOL];
 };
 
 struct execd {
@@ -223,6 +246,7 @@ struct execd {
 	char *work_path;
 	bool work_owned;   /* made by us at start-up: removed at exit */
 	char *tool_env[3]; /* TF_CLI_CONFIG_FILE=, TF_PLUGIN_CACHE_DIR=, GH_HOST= */
+	struct privdir_pool privdirs;
 
 	pthread_mutex_t lock;
 	pthread_cond_t idle; /* broadcast when threads drops to 0 */

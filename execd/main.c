@@ -448,7 +448,8 @@ int main(int argc, char **argv)
 	}
 
 	d->conf = &conf;
-	if (pthread_mutex_init(&d->lock, NULL) != 0 || pthread_cond_init(&d->idle, NULL) != 0)
+	if (pthread_mutex_init(&d->lock, NULL) != 0 || pthread_cond_init(&d->idle, NULL) != 0 ||
+	    pthread_mutex_init(&d->privdirs.lock, NULL) != 0)
 		return 1;
 	for (size_t i = 0; i < PATHMAP_MAX_ENTRIES; i++)
 		d->root_fds[i] = -1;
@@ -539,6 +540,7 @@ out:
 		safe_close(d->root_fds[i]);
 	safe_close(d->root_dir_fd);
 	safe_close(d->stop_fd);
+	privdir_drain(d);
 	toolrun_done(d);
 	if (d->base_env)
 		for (char **e = d->base_env; *e; e++)

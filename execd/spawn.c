@@ -582,6 +582,16 @@ int spawn_start(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd)
 	return 0;
 }
 
+bool spawn_namespaces_in_use(void)
+{
+	bool r;
+
+	pthread_mutex_lock(&server_lock);
+	r = server_fd >= 0 && !atomic_load(&ns_unavailable);
+	pthread_mutex_unlock(&server_lock);
+	return r;
+}
+
 void spawn_kill_group(pid_t pid)
 {
 	/* The command (or its PID 1) is a session and process-group leader,
