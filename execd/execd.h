@@ -28,6 +28,8 @@
 #define EXECD_MAX_QUEUED 1024  /* waiting connections in total */
 #define EXECD_QUEUE_WAIT_MS 2000 /* longest wait for a place, then busy */
 #define EXECD_SWEEP_MS 100     /* accept loop wake-up while connections wait */
+#define EXECD_IDLE_WORKERS 8   /* worker threads kept for the next connection */
+#define EXECD_IDLE_MS 2000     /* ... for at most this long */
 
 /* ---- audit.c ---- */
 struct audit;
@@ -256,6 +258,9 @@ struct execd {
 	unsigned n_queued; /* waiting connections, all containers */
 	size_t rr;         /* round-robin position over peers */
 	pthread_attr_t worker_attr;
+	pthread_cond_t work;          /* idle workers wait here for a handoff */
+	struct execd_conn *handoff;   /* admitted connections for idle workers */
+	unsigned idle_workers;        /* idle and not yet claimed (sched.c) */
 	atomic_ulong next_seq;
 	atomic_bool stopping;
 	int stop_fd; /* eventfd: becomes readable at shutdown */

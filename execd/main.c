@@ -448,9 +448,16 @@ int main(int argc, char **argv)
 	}
 
 	d->conf = &conf;
-	if (pthread_mutex_init(&d->lock, NULL) != 0 || pthread_cond_init(&d->idle, NULL) != 0 ||
-	    pthread_mutex_init(&d->privdirs.lock, NULL) != 0)
-		return 1;
+	{
+		pthread_condattr_t ca;
+
+		/* d->work's timed waits run on the monotonic clock (sched.c). */
+		if (pthread_mutex_init(&d->lock, NULL) != 0 || pthread_cond_init(&d->idle, NULL) != 0 ||
+		    pthread_mutex_init(&d->privdirs.lock, NULL) != 0 || pthread_condattr_init(&ca) != 0 ||
+		    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
+		    pthread_cond_init(&d->work, &ca) != 0)
+			return 1;
+	}
 	for (size_t i = 0; i < PATHMAP_MAX_ENTRIES; i++)
 		d->root_fds[i] = -1;
 	if (resolve_tools(d) < 0 || open_backend(d) < 0)
