@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -36,6 +37,8 @@
 
 #define MAIN_SHUTDOWN_GRACE_S 10
 #define MAIN_ACCEPT_BATCH 64 /* connections accepted per wake-up */
+#define MAIN_MALLOC_ARENAS 2 /* workers share these (each would get its own) */
+#define MAIN_TRIM_MS 1000    /* idle this long after requests: memory back */
 
 static struct execd daemon_state = { .stop_fd = -1, .root_dir_fd = -1, .work_fd = -1 };
 static struct execdconf conf;
@@ -293,6 +296,7 @@ static int serve(struct execd *d, int lfd, int sfd, int *server_pidfd)
 {
 	pthread_attr_t *attr = &d->worker_attr;
 	int waiting = 0;
+	bool trim = false; /* requests came since the last malloc_trim() */
 
 	if (pthread_attr_init(attr) != 0 || pthread_attr_setstacksize(attr, EXECD_THREAD_STACK) != 0 ||
 	    pthread_attr_setdetachstate(attr, PTHREAD_CREATE_DETACHED) != 0)
@@ -312,11 +316,25 @@ static int serve(struct execd *d, int lfd, int sfd, int *server_pidfd)
 
 		/* Connections waiting for a place are looked at every
 		 * EXECD_SWEEP_MS: those past EXECD_QUEUE_WAIT_MS get busy. */
-		if (poll(pfd, 3, waiting > 0 ? EXECD_SWEEP_MS : -1) < 0) {
+		int n = poll(pfd, 3, waiting > 0 ? EXECD_SWEEP_MS : trim ? MAIN_TRIM_MS : -1);
+
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return log_error_errno(-errno, "poll() failed: %s", strerror(errno));
 		}
+		/* Quiet for MAIN_TRIM_MS after requests: what the burst's workers
+		 * freed goes back to the kernel (idle RSS, issue 9). */
+		if (n == 0 && trim && waiting == 0) {
+			pthread_mutex_lock(&d->lock);
+			trim = d->threads > 0;
+			pthread_mutex_unlock(&d->lock);
+			if (!trim)
+				(void)malloc_trim(0);
+			continue;
+		}
+		if (pfd[0].revents)
+			trim = true;
 		/* The spawn server ended (killed by someone): commands fail
 		 * to start until it is back, here, from the main thread. */
 		if (pfd[2].revents) {
@@ -395,6 +413,9 @@ int main(int argc, char **argv)
 
 	log_setup("sandbox-execd");
 	(void)umask(077);
+	/* glibc gives each thread that allocates an arena of its own, kept
+	 * after the thread ends: a burst of workers left megabytes behind. */
+	(void)mallopt(M_ARENA_MAX, MAIN_MALLOC_ARENAS);
 	/* fds 0-2 must be open, or a received fd could land on them. */
 	for (int fd = 0; fd < 3; fd++)
 		if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) != fd)
