@@ -107,6 +107,10 @@ int spawn_write_id_maps(const char *uid_map, const char *gid_map);
  * directly. */
 int spawn_server_start(const char *reaper_path, int *ret_pidfd);
 int spawn_server_restart(int pidfd, int *ret_pidfd);
+/* Main thread: the server socket (readable: call spawn_server_event()),
+ * -1 without a server; reaps the standby PID 1s that ended unused. */
+int spawn_server_fd(void);
+void spawn_server_event(void);
 void spawn_server_stop(int pidfd);
 
 /* The server's protocol. A request is one SOCK_SEQPACKET message: a
@@ -122,6 +126,10 @@ enum spawn_msg_kind {
 	SPAWN_MSG_FAIL,       /* server: the clone failed, errno */
 	SPAWN_MSG_MAPFAIL,    /* PID 1: its id maps failed, errno */
 	SPAWN_MSG_STARTED,    /* PID 1: the command's execve, 0 or errno */
+	/* On the server socket, to the daemon's main thread: */
+	SPAWN_MSG_STANDBY,    /* a PID 1 made ahead of its request, pid */
+	SPAWN_MSG_TAKEN,      /* ... handed a request (the worker reaps it) */
+	SPAWN_MSG_STANDBY_DEAD, /* ... ended unused: the daemon reaps it */
 	SPAWN_MSG_MAX,
 };
 struct spawn_msg {

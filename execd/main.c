@@ -311,12 +311,13 @@ static int serve(struct execd *d, int lfd, int sfd, int *server_pidfd)
 					       strerror(errno));
 	}
 	for (;;) {
-		struct pollfd pfd[3] = { { .fd = lfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN },
-					 { .fd = *server_pidfd, .events = POLLIN } };
+		struct pollfd pfd[4] = { { .fd = lfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN },
+					 { .fd = *server_pidfd, .events = POLLIN },
+					 { .fd = spawn_server_fd(), .events = POLLIN } };
 
 		/* Connections waiting for a place are looked at every
 		 * EXECD_SWEEP_MS: those past EXECD_QUEUE_WAIT_MS get busy. */
-		int n = poll(pfd, 3, waiting > 0 ? EXECD_SWEEP_MS : trim ? MAIN_TRIM_MS : -1);
+		int n = poll(pfd, 4, waiting > 0 ? EXECD_SWEEP_MS : trim ? MAIN_TRIM_MS : -1);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -335,6 +336,9 @@ static int serve(struct execd *d, int lfd, int sfd, int *server_pidfd)
 		}
 		if (pfd[0].revents)
 			trim = true;
+		/* The server's news of its standby PID 1s (spawn.c). */
+		if (pfd[3].revents & POLLIN)
+			spawn_server_event();
 		/* The spawn server ended (killed by someone): commands fail
 		 * to start until it is back, here, from the main thread. */
 		if (pfd[2].revents) {

@@ -335,6 +335,7 @@ static atomic_bool ns_unavailable;
 static pthread_mutex_t server_lock = PTHREAD_MUTEX_INITIALIZER;
 static int server_fd = -1;     /* our end of the request socket; -1: none */
 static pid_t server_pid;       /* main thread only */
+static pid_t standby_pid;      /* main thread only: the server's unused PID 1 */
 static const char *server_path; /* the reaper binary */
 
 static void ns_give_up(int err)
@@ -398,6 +399,43 @@ int spawn_server_start(const char *reaper_path, int *ret_pidfd)
 	return 0;
 }
 
+/* A standby PID 1 that will not be handed a request: ours to reap. Alive
+ * or a zombie, it is our unreaped child, so its pid is still its own. */
+static void reap_standby(pid_t pid)
+{
+	siginfo_t si;
+
+	if (pid <= 0)
+		return;
+	(void)kill(pid, SIGKILL);
+	(void)waitid(P_PID, (id_t)pid, &si, WEXITED);
+}
+
+int spawn_server_fd(void)
+{
+	return server_fd;
+}
+
+void spawn_server_event(void)
+{
+	struct spawn_msg m;
+
+	while (recv(server_fd, &m, sizeof(m), MSG_DONTWAIT) == (ssize_t)sizeof(m)) {
+		if (m.value <= 0)
+			continue;
+		if (m.kind == SPAWN_MSG_STANDBY) {
+			standby_pid = (pid_t)m.value;
+		} else if (m.kind == SPAWN_MSG_TAKEN) {
+			if (standby_pid == (pid_t)m.value)
+				standby_pid = 0;
+		} else if (m.kind == SPAWN_MSG_STANDBY_DEAD) {
+			if (standby_pid == (pid_t)m.value)
+				standby_pid = 0;
+			reap_standby((pid_t)m.value);
+		}
+	}
+}
+
 int spawn_server_restart(int pidfd, int *ret_pidfd)
 {
 	siginfo_t si = { 0 };
@@ -407,6 +445,8 @@ int spawn_server_restart(int pidfd, int *ret_pidfd)
 	pthread_mutex_unlock(&server_lock);
 	(void)waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED);
 	safe_close(pidfd);
+	reap_standby(standby_pid);
+	standby_pid = 0;
 	log_warn("The spawn server (pid %d) ended (%s %d), starting it again", (int)server_pid,
 		 si.si_code == CLD_EXITED ? "status" : "signal", si.si_status);
 	return spawn_server_start(server_path, ret_pidfd);
@@ -420,10 +460,12 @@ void spawn_server_stop(int pidfd)
 	if (pidfd >= 0) {
 		siginfo_t si;
 
-		/* Our end closed: it exits at once. */
+		/* Our end closed: it exits at once, and its standby with it. */
 		(void)waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED);
 		safe_close(pidfd);
 	}
+	reap_standby(standby_pid);
+	standby_pid = 0;
 }
 
 /* Sends the command to the server and collects PID 1's pid (from the
