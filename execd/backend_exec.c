@@ -12,7 +12,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 #include "authzjson.h"
 #include "backend.h"
 #include "backend_ops.h"
+#include "execd.h"
 #include "log.h"
 #include "monoclock.h"
 
@@ -41,9 +41,6 @@ struct backend {
 	char home[EXEC_MAX_HOME + 8];
 	char *envp[4];
 };
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(posix_spawn_file_actions_t *, posix_spawn_file_actions_destroy)
-DEFINE_TRIVIAL_CLEANUP_FUNC(posix_spawnattr_t *, posix_spawnattr_destroy)
 
 /* Signed, for deadline arithmetic (lib/monoclock.h reads the clock). */
 static long long now_ms(void)
@@ -128,53 +125,14 @@ static int fd_above_stdio(int fd)
 static int spawn_program(const struct backend *b, int in_fd, int out_fd, pid_t *ret_pid,
 			 int *ret_pidfd)
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	_cleanup_(posix_spawn_file_actions_destroyp) posix_spawn_file_actions_t *fap = NULL;
-	_cleanup_(posix_spawnattr_destroyp) posix_spawnattr_t *attrp = NULL;
 	char *argv[] = { b->program, NULL };
-	sigset_t all, none;
-	pid_t pid;
-	int r, pidfd;
+	/* stderr stays the daemon's: the program's diagnostics land in its
+	 * log. The daemon's one spawn path (execd/spawn.c): a session of its
+	 * own, everything else closed, default signals, empty mask. */
+	struct spawn_params p = { .path = b->program, .argv = argv, .envp = b->envp,
+				  .cwd_fd = -1, .fds = { in_fd, out_fd, 2 } };
 
-	r = posix_spawn_file_actions_init(&fa);
-	if (r != 0)
-		return -r;
-	fap = &fa;
-	r = posix_spawnattr_init(&attr);
-	if (r != 0)
-		return -r;
-	attrp = &attr;
-	r = posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
-	if (r == 0)
-		r = posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-	/* stderr stays the daemon's: the program's diagnostics land in its log. */
-	if (r == 0)
-		r = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-	(void)sigfillset(&all);
-	(void)sigemptyset(&none);
-	if (r == 0)
-		r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF |
-							    POSIX_SPAWN_SETSIGMASK);
-	if (r == 0)
-		r = posix_spawnattr_setsigdefault(&attr, &all);
-	if (r == 0)
-		r = posix_spawnattr_setsigmask(&attr, &none);
-	if (r != 0)
-		return -r;
-	r = posix_spawn(&pid, b->program, &fa, &attr, argv, b->envp);
-	if (r != 0)
-		return -r;
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (pidfd < 0) {
-		r = negative_errno();
-		(void)kill(-pid, SIGKILL);
-		(void)waitpid(pid, NULL, 0);
-		return r;
-	}
-	*ret_pid = pid;
-	*ret_pidfd = pidfd;
-	return 0;
+	return spawn_start(&p, ret_pid, ret_pidfd);
 }
 
 /* Kills the program's whole process group (it is a session leader, and

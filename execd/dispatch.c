@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
-#include <openssl/crypto.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +26,7 @@
 #include "log.h"
 #include "macros.h"
 #include "pathmap.h"
+#include "sha256.h"
 #include "toolgrammar.h"
 
 #define DISPATCH_MAX_ENV (64 + AUTHZ_MAX_ENV)
@@ -709,7 +709,7 @@ static int authenticate(struct req_state *s)
 	bool ok;
 
 	memcpy(cmp, s->req.token, n < want ? n : want);
-	ok = CRYPTO_memcmp(cmp, s->d->token, want) == 0 && n == want;
+	ok = sha256_ct_equal(cmp, s->d->token, want) && n == want;
 	explicit_bzero(cmp, sizeof(cmp));
 	if (!ok) {
 		refuse(s, WIRE_ERROR_UNAUTHENTICATED, NULL, "wrong token");

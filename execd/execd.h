@@ -28,6 +28,8 @@
 #define EXECD_MAX_QUEUED 1024  /* waiting connections in total */
 #define EXECD_QUEUE_WAIT_MS 2000 /* longest wait for a place, then busy */
 #define EXECD_SWEEP_MS 100     /* accept loop wake-up while connections wait */
+#define EXECD_IDLE_WORKERS 8   /* worker threads kept for the next connection */
+#define EXECD_IDLE_MS 2000     /* ... for at most this long */
 
 /* ---- audit.c ---- */
 struct audit;
@@ -77,21 +79,88 @@ struct spawn_params {
 	const char *path;       /* absolute */
 	char *const *argv;
 	char *const *envp;
-	int cwd_fd;             /* directory fd; the child fchdir()s into it */
+	int cwd_fd;             /* directory fd; the child fchdir()s into it (-1: stays) */
 	int fds[3];             /* stdin, stdout, stderr for the child */
 	const int *extra_fds;   /* become fds 3, 4, ... in the child (numbers >= 3 + n_extra) */
 	size_t n_extra;
 	int cgroup_procs_fd;    /* > 2: the child joins this cgroup first (cgroup.c); 0/-1: none */
 };
 
-/* The reaper (sandbox-execd-reap beside the daemon), PID 1 of each
- * command's pid namespace; NULL: commands start without namespaces. */
-extern const char *spawn_reaper_path;
+#define SPAWN_SETSID (1u << 0)    /* a session (and process group) of its own */
+#define SPAWN_PDEATHSIG (1u << 1) /* SIGKILL when the calling thread ends */
+#define SPAWN_NEWNS (1u << 2)     /* own user (identity-mapped) and pid namespace */
+/* The one process-spawning path (signals blocked around the clone, reset
+ * and unblocked in the child before execve, restored in the caller):
+ * returns once the child has exec'd, or -errno of what failed in it
+ * (-EUSERS: SPAWN_NEWNS's id maps could not be written). */
+int spawn_exec(const struct spawn_params *p, unsigned flags, pid_t *ret_pid);
+/* "UID UID 1\n" lines for our euid/egid, and writing them (plus
+ * setgroups "deny") for the calling process in its new user namespace;
+ * -1 with errno on failure. Async-signal-safe. */
+void spawn_format_id_maps(char *uid_map, char *gid_map, size_t len);
+int spawn_write_id_maps(const char *uid_map, const char *gid_map);
+
+/* The spawn server (sandbox-execd-reap --serve, reap.c): started by the
+ * main thread (its PID 1s are the daemon's children and their parent-death
+ * signal follows that thread). Returns its pidfd, which becomes readable
+ * when it ends: then spawn_server_restart() reaps and restarts it. Without
+ * a server (never started, or namespaces unavailable) spawn_start() spawns
+ * directly. */
+int spawn_server_start(const char *reaper_path, int *ret_pidfd);
+int spawn_server_restart(int pidfd, int *ret_pidfd);
+/* Main thread: the server socket (readable: call spawn_server_event()),
+ * -1 without a server; reaps the standby PID 1s that ended unused. */
+int spawn_server_fd(void);
+void spawn_server_event(void);
+void spawn_server_stop(int pidfd);
+
+/* The server's protocol. A request is one SOCK_SEQPACKET message: a
+ * uint32 (number of file fds, | SPAWN_SERVER_NO_CWD) with SCM_RIGHTS
+ * [reply channel, spec memfd, cwd, stdin, stdout, stderr, file fds...].
+ * On the reply channel (SOCK_SEQPACKET) come struct spawn_msg. */
+#define SPAWN_SERVER_FDS (6 + TOOLFILES_MAX_FILES)
+#define SPAWN_SERVER_NO_CWD 0x80000000u
+/* The last fd is the command's cgroup.procs (cgroup.c): the command joins
+ * that cgroup, and a cgroup namespace rooted there, before its execve. */
+#define SPAWN_SERVER_CGROUP 0x40000000u
+#define SPAWN_SPEC_MAGIC 0x53504543u /* "SPEC" */
+#define SPAWN_SPEC_MAX ((size_t)4 * 1024 * 1024)
+enum spawn_msg_kind {
+	SPAWN_MSG_PID = 1,    /* server: PID 1's pid */
+	SPAWN_MSG_FAIL,       /* server: the clone failed, errno */
+	SPAWN_MSG_MAPFAIL,    /* PID 1: its id maps failed, errno */
+	SPAWN_MSG_STARTED,    /* PID 1: the command's execve, 0 or errno */
+	/* On the server socket, to the daemon's main thread: */
+	SPAWN_MSG_STANDBY,    /* a PID 1 made ahead of its request, pid */
+	SPAWN_MSG_TAKEN,      /* ... handed a request (the worker reaps it) */
+	SPAWN_MSG_STANDBY_DEAD, /* ... ended unused: the daemon reaps it */
+	SPAWN_MSG_MAX,
+};
+struct spawn_msg {
+	uint32_t kind;
+	int32_t value;
+};
+/* Sealed memfd: header, then path, argv..., envp... each NUL-terminated. */
+struct spawn_spec_header {
+	uint32_t magic, argc, envc, strings_len;
+};
+struct spawn_spec {
+	char *buf;
+	const char *path;
+	char **argv, **envp; /* NULL-terminated, into buf */
+};
+int spawn_spec_encode(const struct spawn_params *p, int *ret_fd);
+int spawn_spec_decode(int fd, struct spawn_spec *ret); /* spawn_spec_done() either way */
+void spawn_spec_done(struct spawn_spec *s);
+
 /* Starts a command in a new session (so its process group is its pid) with
- * only fds 0-2 (and extra_fds) open, under the reaper in user and pid
- * namespaces of its own where the kernel allows them. Returns the pid and
- * a pidfd. */
+ * only fds 0-2 (and extra_fds) open, under PID 1 of user and pid
+ * namespaces of its own where the kernel allows them (through the spawn
+ * server). Returns the pid (of PID 1) and a pidfd; the pid is our child. */
 int spawn_start(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd);
+/* True while commands start in namespaces of their own (so nothing of a
+ * finished command survives it). */
+bool spawn_namespaces_in_use(void);
 /* Kills the command's whole process group. */
 void spawn_kill_group(pid_t pid);
 /* Reaps (after killing the rest of its group). ret_status as waitid's
@@ -171,6 +240,15 @@ void toolrun_release(struct execd *d, struct toolrun *tr);
 int toolrun_finish(struct execd *d, struct toolrun *tr, const char *req_id, bool succeeded,
 		   int errfd);
 
+/* A private directory for a command: an empty one kept from an earlier
+ * command, or a new "run-ID" beneath d->work_fd. *ret_fd is O_RDONLY. */
+int privdir_take(struct execd *d, const char *id, char *ret_name, size_t name_len, int *ret_fd);
+/* After the command: keeps it (taking fd) when it is exactly as made and
+ * the command ran in its own pid namespace; false: the caller removes it. */
+bool privdir_give_back(struct execd *d, const char *name, int fd);
+/* At exit: removes the kept ones. */
+void privdir_drain(struct execd *d);
+
 /* ---- dispatch.c ---- */
 struct execd_conn;
 
@@ -179,6 +257,17 @@ struct execd_peer {
 	unsigned n;    /* requests in flight */
 	unsigned n_queued;
 	struct execd_conn *head, *tail; /* waiting for a place, oldest first */
+};
+
+/* ---- privdir.c ---- */
+#define EXECD_PRIVDIR_POOL 32 /* empty private directories kept for reuse */
+struct privdir_pool {
+	pthread_mutex_t lock;
+	size_t n;
+	struct {
+		int fd;
+		char name[EXECD_REQUEST_ID_LEN + 8];
+	} e[EXECD_PRIVDIR_POOL];
 };
 
 struct execd {
@@ -197,6 +286,7 @@ struct execd {
 	char *work_path;
 	bool work_owned;   /* made by us at start-up: removed at exit */
 	char *tool_env[3]; /* TF_CLI_CONFIG_FILE=, TF_PLUGIN_CACHE_DIR=, GH_HOST= */
+	struct privdir_pool privdirs;
 
 	pthread_mutex_t lock;
 	pthread_cond_t idle; /* broadcast when threads drops to 0 */
@@ -206,6 +296,9 @@ struct execd {
 	unsigned n_queued; /* waiting connections, all containers */
 	size_t rr;         /* round-robin position over peers */
 	pthread_attr_t worker_attr;
+	pthread_cond_t work;          /* idle workers wait here for a handoff */
+	struct execd_conn *handoff;   /* admitted connections for idle workers */
+	unsigned idle_workers;        /* idle and not yet claimed (sched.c) */
 	atomic_ulong next_seq;
 	atomic_bool stopping;
 	int stop_fd; /* eventfd: becomes readable at shutdown */

@@ -22,8 +22,6 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -44,6 +42,7 @@
 #include "log.h"
 #include "macros.h"
 #include "monoclock.h"
+#include "sha256.h"
 #include "wire_git.h"
 
 #define RELAY_MAX_LIST ((size_t)16 * 1024 * 1024)      /* ls-remote output */
@@ -456,12 +455,10 @@ static int text_fd(const char *text, size_t len)
 
 static int cache_name(const char *url, char out[RELAY_CACHE_NAME + 1])
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned mdlen = 0;
+	uint8_t md[SHA256_DIGEST_SIZE];
 
-	if (EVP_Digest(url, strlen(url), md, &mdlen, EVP_sha256(), NULL) != 1 ||
-	    mdlen * 2 < RELAY_CACHE_NAME)
-		return -EIO;
+	_Static_assert(SHA256_DIGEST_SIZE * 2 >= RELAY_CACHE_NAME, "cache name too long");
+	sha256_digest(url, strlen(url), md);
 	for (size_t i = 0; i < RELAY_CACHE_NAME / 2; i++)
 		(void)snprintf(out + 2 * i, 3, "%02x", md[i]);
 	return 0;
@@ -1864,7 +1861,7 @@ static bool token_ok(const struct execd *d, const char *token)
 	bool ok;
 
 	memcpy(cmp, token, n < want ? n : want);
-	ok = CRYPTO_memcmp(cmp, d->token, want) == 0 && n == want;
+	ok = sha256_ct_equal(cmp, d->token, want) && n == want;
 	explicit_bzero(cmp, sizeof(cmp));
 	return ok;
 }

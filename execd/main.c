@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -36,6 +37,8 @@
 
 #define MAIN_SHUTDOWN_GRACE_S 10
 #define MAIN_ACCEPT_BATCH 64 /* connections accepted per wake-up */
+#define MAIN_MALLOC_ARENAS 2 /* workers share these (each would get its own) */
+#define MAIN_TRIM_MS 1000    /* idle this long after requests: memory back */
 
 static struct execd daemon_state = { .stop_fd = -1, .root_dir_fd = -1, .work_fd = -1 };
 static struct execdconf conf;
@@ -289,10 +292,11 @@ static bool accept_one(struct execd *d, int lfd)
 	return true;
 }
 
-static int serve(struct execd *d, int lfd, int sfd)
+static int serve(struct execd *d, int lfd, int sfd, int *server_pidfd)
 {
 	pthread_attr_t *attr = &d->worker_attr;
 	int waiting = 0;
+	bool trim = false; /* requests came since the last malloc_trim() */
 
 	if (pthread_attr_init(attr) != 0 || pthread_attr_setstacksize(attr, EXECD_THREAD_STACK) != 0 ||
 	    pthread_attr_setdetachstate(attr, PTHREAD_CREATE_DETACHED) != 0)
@@ -307,14 +311,45 @@ static int serve(struct execd *d, int lfd, int sfd)
 					       strerror(errno));
 	}
 	for (;;) {
-		struct pollfd pfd[2] = { { .fd = lfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+		struct pollfd pfd[4] = { { .fd = lfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN },
+					 { .fd = *server_pidfd, .events = POLLIN },
+					 { .fd = spawn_server_fd(), .events = POLLIN } };
 
 		/* Connections waiting for a place are looked at every
 		 * EXECD_SWEEP_MS: those past EXECD_QUEUE_WAIT_MS get busy. */
-		if (poll(pfd, 2, waiting > 0 ? EXECD_SWEEP_MS : -1) < 0) {
+		int n = poll(pfd, 4, waiting > 0 ? EXECD_SWEEP_MS : trim ? MAIN_TRIM_MS : -1);
+
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return log_error_errno(-errno, "poll() failed: %s", strerror(errno));
+		}
+		/* Quiet for MAIN_TRIM_MS after requests: what the burst's workers
+		 * freed goes back to the kernel (idle RSS, issue 9). */
+		if (n == 0 && trim && waiting == 0) {
+			pthread_mutex_lock(&d->lock);
+			trim = d->threads > 0;
+			pthread_mutex_unlock(&d->lock);
+			if (!trim)
+				(void)malloc_trim(0);
+			continue;
+		}
+		if (pfd[0].revents)
+			trim = true;
+		/* The server's news of its standby PID 1s (spawn.c). */
+		if (pfd[3].revents & POLLIN)
+			spawn_server_event();
+		/* The spawn server ended (killed by someone): commands fail
+		 * to start until it is back, here, from the main thread. */
+		if (pfd[2].revents) {
+			int r = spawn_server_restart(*server_pidfd, server_pidfd);
+
+			if (r < 0) {
+				*server_pidfd = -1;
+				log_error_errno(r, "Cannot restart the spawn server: %s; every command "
+						   "fails to start from now on (restart the daemon)",
+						strerror(-r));
+			}
 		}
 		if (pfd[1].revents) {
 			struct signalfd_siginfo si;
@@ -378,10 +413,13 @@ int main(int argc, char **argv)
 	const char *pidfile = NULL;
 	bool check = false, verify = false, show = false, activated = false;
 	_cleanup_close_ int lfd = -1, sfd = -1;
-	int opt, r, ret = 1;
+	int opt, r, ret = 1, server_pidfd = -1;
 
 	log_setup("sandbox-execd");
 	(void)umask(077);
+	/* glibc gives each thread that allocates an arena of its own, kept
+	 * after the thread ends: a burst of workers left megabytes behind. */
+	(void)mallopt(M_ARENA_MAX, MAIN_MALLOC_ARENAS);
 	/* fds 0-2 must be open, or a received fd could land on them. */
 	for (int fd = 0; fd < 3; fd++)
 		if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) != fd)
@@ -435,8 +473,16 @@ int main(int argc, char **argv)
 	}
 
 	d->conf = &conf;
-	if (pthread_mutex_init(&d->lock, NULL) != 0 || pthread_cond_init(&d->idle, NULL) != 0)
-		return 1;
+	{
+		pthread_condattr_t ca;
+
+		/* d->work's timed waits run on the monotonic clock (sched.c). */
+		if (pthread_mutex_init(&d->lock, NULL) != 0 || pthread_cond_init(&d->idle, NULL) != 0 ||
+		    pthread_mutex_init(&d->privdirs.lock, NULL) != 0 || pthread_condattr_init(&ca) != 0 ||
+		    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
+		    pthread_cond_init(&d->work, &ca) != 0)
+			return 1;
+	}
 	for (size_t i = 0; i < PATHMAP_MAX_ENTRIES; i++)
 		d->root_fds[i] = -1;
 	if (resolve_tools(d) < 0 || open_backend(d) < 0)
@@ -450,19 +496,24 @@ int main(int argc, char **argv)
 	if (dispatch_build_base_env(d) < 0 || toolrun_init(d) < 0)
 		goto out;
 	{
-		/* The reaper lives beside the daemon's binary. */
+		/* The spawn server lives beside the daemon's binary. Started
+		 * here, by the main thread, before any worker exists: the
+		 * commands' PID 1s are our children, and their parent-death
+		 * signal follows this thread (spawn.c). */
 		static char reaper[PATH_MAX];
 		ssize_t n = readlink("/proc/self/exe", reaper, sizeof(reaper) - 32);
 
+		r = -ENOENT;
 		if (n > 0) {
 			reaper[n] = '\0';
 			(void)strcat(reaper, "-reap");
 			if (access(reaper, X_OK) == 0)
-				spawn_reaper_path = reaper;
+				r = spawn_server_start(reaper, &server_pidfd);
 		}
-		if (!spawn_reaper_path)
-			log_warn("No '%s': commands start without their own pid namespace; "
-				 "setsid descendants can outlive them, continuing", reaper);
+		if (r < 0)
+			log_warn("Cannot start '%s' (%s): commands start without their own pid "
+				 "namespace; setsid descendants can outlive them, continuing",
+				 reaper, strerror(-r));
 	}
 	/* Without a relay (no git, unusable cache directory: logged) tools
 	 * are still served; git requests are refused. */
@@ -498,7 +549,7 @@ int main(int argc, char **argv)
 	log_info("Listening on '%s'%s, token in '%s', backend '%s', %zu tools, %zu maps", socket_path,
 		 activated ? " (socket activation)" : "", token_path, d->ops->name, conf.n_tools,
 		 conf.map.n);
-	ret = serve(d, lfd, sfd) < 0 ? 1 : 0;
+	ret = serve(d, lfd, sfd, &server_pidfd) < 0 ? 1 : 0;
 	lfd = safe_close(lfd);
 	wait_idle(d);
 	if (!activated)
@@ -507,6 +558,9 @@ int main(int argc, char **argv)
 	if (pidfile)
 		(void)unlink(pidfile);
 out:
+	/* After wait_idle(): requests still running keep their PID 1s,
+	 * which do not need the server. */
+	spawn_server_stop(server_pidfd);
 	explicit_bzero(d->token, sizeof(d->token));
 	if (d->backend)
 		d->ops->close(d->backend);
@@ -518,6 +572,7 @@ out:
 		safe_close(d->root_fds[i]);
 	safe_close(d->root_dir_fd);
 	safe_close(d->stop_fd);
+	privdir_drain(d);
 	toolrun_done(d);
 	if (d->base_env)
 		for (char **e = d->base_env; *e; e++)

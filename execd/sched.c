@@ -15,6 +15,7 @@
  * does not starve another one. The global max_concurrent still bounds the
  * total. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -64,13 +65,59 @@ static void charge_locked(struct execd *d, struct execd_peer *p)
 	d->threads++;
 }
 
-/* Starts the worker of an admitted connection; on failure undoes the
- * charge and answers busy. */
+/* A worker thread: handles its connection, then waits (at most
+ * EXECD_IDLE_MS, at most EXECD_IDLE_WORKERS of them) for another one handed
+ * over by start(), so a request usually costs no thread creation. An idle
+ * worker holds no place: d->threads counts connections being handled. */
+static void *worker_main(void *arg)
+{
+	struct execd_conn *c = arg;
+	struct execd *d = c->d;
+
+	for (;;) {
+		struct timespec deadline;
+
+		(void)dispatch_connection(c); /* frees c */
+		(void)clock_gettime(CLOCK_MONOTONIC, &deadline);
+		deadline.tv_sec += EXECD_IDLE_MS / 1000;
+		pthread_mutex_lock(&d->lock);
+		if (d->idle_workers >= EXECD_IDLE_WORKERS || atomic_load(&d->stopping)) {
+			pthread_mutex_unlock(&d->lock);
+			return NULL;
+		}
+		d->idle_workers++;
+		while (!d->handoff)
+			if (pthread_cond_timedwait(&d->work, &d->lock, &deadline) == ETIMEDOUT &&
+			    !d->handoff) {
+				d->idle_workers--;
+				pthread_mutex_unlock(&d->lock);
+				return NULL;
+			}
+		c = d->handoff;
+		d->handoff = c->next;
+		c->next = NULL;
+		pthread_mutex_unlock(&d->lock);
+	}
+}
+
+/* Starts the worker of an admitted connection (an idle one, else a new
+ * thread); on failure undoes the charge and answers busy. */
 static void start(struct execd *d, struct execd_conn *c)
 {
 	pthread_t t;
-	int r = pthread_create(&t, &d->worker_attr, dispatch_connection, c);
+	int r;
 
+	pthread_mutex_lock(&d->lock);
+	if (d->idle_workers > 0) {
+		d->idle_workers--; /* claimed: whichever idle worker wakes takes c */
+		c->next = d->handoff;
+		d->handoff = c;
+		pthread_cond_signal(&d->work);
+		pthread_mutex_unlock(&d->lock);
+		return;
+	}
+	pthread_mutex_unlock(&d->lock);
+	r = pthread_create(&t, &d->worker_attr, worker_main, c);
 	if (r == 0)
 		return;
 	log_warn_errno(-r, "Cannot start a worker thread: %s", strerror(r));

@@ -483,11 +483,11 @@ void toolrun_release(struct execd *d, struct toolrun *tr)
 	for (size_t i = 0; i < tr->n_fds; i++)
 		safe_close(tr->fds[i]);
 	tr->n_fds = 0;
-	if (tr->priv_fd >= 0) {
+	if (tr->priv_fd >= 0 && !privdir_give_back(d, tr->priv_name, tr->priv_fd)) {
 		safe_close(tr->priv_fd);
-		tr->priv_fd = -1;
 		rm_tree_at(d->work_fd, tr->priv_name, 0);
 	}
+	tr->priv_fd = -1;
 	for (size_t i = 0; i < tr->n_strs; i++)
 		free(tr->strs[i]);
 	tr->n_strs = 0;
@@ -527,12 +527,9 @@ int toolrun_prepare(struct execd *d, const struct toolrun_ctx *c, struct toolrun
 		}
 	}
 	if (p->private_cwd) {
-		(void)snprintf(tr->priv_name, sizeof(tr->priv_name), "run-%s", c->id);
-		if (mkdirat(d->work_fd, tr->priv_name, 0700) < 0)
-			return -errno;
-		tr->priv_fd = openat(d->work_fd, tr->priv_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (tr->priv_fd < 0)
-			return -errno;
+		r = privdir_take(d, c->id, tr->priv_name, sizeof(tr->priv_name), &tr->priv_fd);
+		if (r < 0)
+			return r;
 	}
 	if (p->copy_terraform) {
 		r = copy_terraform(c, tr, msg, msg_len);

@@ -79,10 +79,19 @@ trees() {
 	ok "$what: no command cgroup is left behind" wait_until 2 no_cmd_cgroups
 }
 
+# The daemon into the delegated subtree, with its children (the spawn
+# server and its ready PID 1): a delegation (systemd's Delegate=yes) starts
+# them all there, and a command can only join a cgroup below the one its
+# PID 1 came from.
+into_sub() {
+	local p
+	for p in "$1" $(pgrep -P "$1"); do echo "$p" >"$SUB/cgroup.procs"; done
+}
+
 # --- 1: delegated subtree, with the reaper -----------------------------------
 execd_conf "command_timeout_ms = 1500"
 execd_start || { echo "Bail out! daemon did not start"; cat "$T/daemon.log"; exit 1; }
-echo "$EXECD_PID" >"$SUB/cgroup.procs"
+into_sub "$EXECD_PID"
 OUT=$(cd "$T/ws" && as_user "$T/bin/sh" -c "cat /proc/self/cgroup; ls -d $SUB/sandbox-execd-*; cat $SUB/sandbox-execd-*/cgroup.procs" 2>&1)
 diag "$OUT"
 check "the command runs in a cgroup of its own below the daemon's, as the root of its cgroup namespace" \
@@ -110,7 +119,7 @@ execd_stop
 rm -f "$T/prog/sandbox-execd-reap"
 : >"$T/daemon.log"
 execd_start || { echo "Bail out! daemon did not start (no reaper)"; cat "$T/daemon.log"; exit 1; }
-echo "$EXECD_PID" >"$SUB/cgroup.procs"
+into_sub "$EXECD_PID"
 ok "no reaper: the daemon says its commands get no pid namespace" grep -q 'without their own pid namespace' "$T/daemon.log"
 trees 72 "cgroup alone"
 execd_stop

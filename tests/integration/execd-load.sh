@@ -83,6 +83,21 @@ else
 	kill -9 "$c"
 	wait "$c" 2>/dev/null
 	ok "disconnect: setsid and double-fork descendants gone within 1 s" wait_until 1 gone 1421 1422 1423
+	# With the whole tree gone, a private directory that comes back as it
+	# was made is the next command's (execd/privdir.c); one with a file, a
+	# subdirectory, another mode or an extended attribute is not, and the
+	# next command's is empty and 0700. The reply comes before the
+	# directory is given back, so the control waits for it.
+	d1=$(cd "$T/ws" && as_user "$T/bin/sh" -c 'pwd')
+	wait_until 5 test "$(find "$T/work" -mindepth 1 -maxdepth 1 -name 'run-*' | wc -l)" -ge 1
+	d2=$(cd "$T/ws" && as_user "$T/bin/sh" -c 'pwd')
+	check "control: an untouched private directory is reused" "$d2" = "$d1"
+	for dirty in 'echo x >left-over' 'mkdir sub' 'chmod 0755 .' 'python3 -c "import os; os.setxattr(\".\", \"user.x\", b\"1\")"'; do
+		d1=$(cd "$T/ws" && as_user "$T/bin/sh" -c "$dirty 2>/dev/null; pwd")
+		out=$(cd "$T/ws" && as_user "$T/bin/sh" -c 'pwd; ls -A | wc -l; stat -c %a .')
+		check "after '$dirty': a fresh private directory, empty and 0700" \
+			"$(echo "$out" | sed -n 2,3p | tr '\n' ' ')$([ "$(echo "$out" | head -n 1)" != "$d1" ] && echo fresh)" = "0 700 fresh"
+	done
 	(cd "$T/ws" && as_user "$T/bin/sh" -c "setsid sleep 1431 & (sleep 1432 &); exit 0" >/dev/null 2>&1)
 	ok "normal exit: descendants gone within 1 s" wait_until 1 gone 1431 1432
 	st=0
