@@ -154,6 +154,10 @@ struct toolrun {
 	const char *env[4];
 };
 
+/* At start-up, for each tool-table entry: may path (its realpath rp) be
+ * run as this tool (toolfiles_check_binary(): no psql wrapper script)?
+ * 0, or -errno logged with the real binary to name instead. */
+int toolrun_check_tool(const char *name, const char *path, const char *rp);
 /* Makes the work directory and terraform's CLI configuration. Logs. */
 int toolrun_init(struct execd *d);
 void toolrun_done(struct execd *d);

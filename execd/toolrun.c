@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <limits.h>
 #include <linux/openat2.h>
 #include <poll.h>
@@ -111,6 +112,37 @@ static void rm_tree_at(int parent, const char *name, unsigned depth)
 			rm_tree_at(dirfd(dir), e->d_name, depth + 1);
 	(void)closedir(dir);
 	(void)unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+int toolrun_check_tool(const char *name, const char *path, const char *rp)
+{
+	_cleanup_close_ int fd = open(rp, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+	char head[2];
+	const char *why = NULL;
+	ssize_t n;
+	glob_t g = { 0 };
+
+	if (fd < 0)
+		return log_error_errno(-errno, "tool '%s': cannot open '%s': %s", name, path,
+				       strerror(errno));
+	do
+		n = read(fd, head, sizeof(head));
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return log_error_errno(-errno, "tool '%s': cannot read '%s': %s", name, path,
+				       strerror(errno));
+	if (toolfiles_check_binary(name, rp, head, (size_t)n, &why) >= 0)
+		return 0;
+	/* Name the binary to configure instead (Debian: one per version). */
+	if (glob("/usr/lib/postgresql/*/bin/psql", 0, NULL, &g) == 0 && g.gl_pathc > 0)
+		log_error("tool '%s': '%s' is refused: %s; name the real binary: tool %s = %s", name,
+			  path, why, name, g.gl_pathv[g.gl_pathc - 1]);
+	else
+		log_error("tool '%s': '%s' is refused: %s; name the real binary "
+			  "(/usr/lib/postgresql/<version>/bin/psql)",
+			  name, path, why);
+	globfree(&g);
+	return -EINVAL;
 }
 
 int toolrun_init(struct execd *d)

@@ -716,6 +716,19 @@ static void plan_psql(struct scan *s, const struct toolfiles_config *cfg)
 
 	s->p->stdin_null = !cfg->psql_stdin;
 	s->p->prepend[s->p->n_prepend++] = "-X"; /* no ~/.psqlrc, and PSQLRC=/dev/null too */
+	/* Belt and braces against a pg_wrapper in the tool table (the daemon
+	 * refuses one at start-up, toolfiles_check_binary()): it takes the
+	 * first word "--cluster" or "--cluster=VER/HOST:PORT" before "--" out
+	 * of argv, even an option's value ("-c --cluster=..."), and connects
+	 * there. Refused in any position: psql itself has no such option. */
+	for (size_t i = 1; i < s->argc; i++)
+		if (strcmp(s->argv[i], "--cluster") == 0 ||
+		    strncmp(s->argv[i], "--cluster=", STRLEN("--cluster=")) == 0) {
+			refuse(s, "--cluster is pg_wrapper's (it would connect elsewhere than the "
+				  "command says): give -h and -p",
+			       s->argv[i]);
+			return;
+		}
 	for (size_t i = 1; i < s->argc && !s->p->refused; i++) {
 		const char *a = s->argv[i];
 		struct psql_found o = { 0 };
@@ -770,6 +783,26 @@ static void plan_psql(struct scan *s, const struct toolfiles_config *cfg)
 	}
 	if (!s->p->refused)
 		psql_target(s, conn);
+}
+
+int toolfiles_check_binary(const char *tool, const char *realpath, const char *head,
+			   size_t head_len, const char **reterr)
+{
+	if (!tool || !realpath || (!head && head_len > 0))
+		return -EINVAL;
+	if (strcmp(tool, "psql") != 0)
+		return 0;
+	if (strstr(realpath, "/postgresql-common/")) {
+		*reterr = "it is postgresql-common's pg_wrapper, which rewrites psql's arguments and "
+			  "target after the policy decided (--cluster, ~/.postgresqlrc)";
+		return -EINVAL;
+	}
+	if (head_len >= 2 && head[0] == '#' && head[1] == '!') {
+		*reterr = "it is a script, not the psql binary (a wrapper can change the arguments "
+			  "and target after the policy decided)";
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int toolfiles_plan(const char *tool, const char *const *argv, size_t argc,

@@ -91,6 +91,16 @@ struct toolfiles_plan {
 int toolfiles_plan(const char *tool, const char *const *argv, size_t argc,
 		   const struct toolfiles_config *cfg, struct toolfiles_plan *ret);
 
+/* May the tool table run this file as `tool`? For psql: not a script
+ * (head, the file's first head_len bytes, starts with "#!") and not in
+ * postgresql-common (realpath): Debian's /usr/bin/psql is pg_wrapper, a
+ * Perl script that, after the policy decided, takes a --cluster argument
+ * (anywhere, even an option's value) out of argv and connects where it
+ * says, and picks the target from ~/.postgresqlrc and user_clusters when
+ * no -h/-p is given. 0, or -EINVAL with *reterr a static reason. */
+int toolfiles_check_binary(const char *tool, const char *realpath, const char *head,
+			   size_t head_len, const char **reterr);
+
 /* Is s a plan id of the daemon's form (TOOLFILES_TF_PLAN_PREFIX + hex)? */
 bool toolfiles_tf_plan_id_valid(const char *s);
 

@@ -232,6 +232,51 @@ TEST(psql_clusters_and_abbreviations)
 	}
 }
 
+/* pg_wrapper's --cluster (issue: it is taken out of argv after the
+ * decision, even as an option's value) is refused in every position; the
+ * tool table refuses the wrapper itself. */
+TEST(psql_cluster_refused)
+{
+	static const struct {
+		const char *argv[8];
+	} t[] = {
+		{ { "psql", "-h", "localhost", "-c", "--cluster=15/localhost:15433", "-p", "15432" } },
+		{ { "psql", "-c", "--cluster=15/x/s:15432", "-d", "app" } },
+		{ { "psql", "--cluster", "15/localhost:15433" } },
+		{ { "psql", "-h", "127.0.0.1", "--", "--cluster=15/127.0.0.1:1" } },
+	};
+	struct toolfiles_plan p;
+	const char *const *args;
+	const char *why = NULL;
+
+	for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+		size_t n = 0;
+
+		while (n < ELEMENTSOF(t[i].argv) && t[i].argv[n])
+			n++;
+		ASSERT_OK(toolfiles_plan("psql", t[i].argv, n, &cfg, &p));
+		EXPECT_TRUE(p.refused != NULL);
+		EXPECT_TRUE(p.refused_arg && strncmp(p.refused_arg, "--cluster", 9) == 0);
+	}
+	/* control: the same commands without it */
+	PLAN(&p, "psql", "-h", "localhost", "-c", "select 1", "-p", "15432");
+	EXPECT_TRUE(p.refused == NULL);
+	PLAN(&p, "psql", "-c", "--clusterx", "-p", "15432");
+	EXPECT_TRUE(p.refused == NULL);
+
+	EXPECT_ERR(toolfiles_check_binary("psql", "/usr/share/postgresql-common/pg_wrapper", "#!", 2,
+					  &why),
+		   EINVAL);
+	EXPECT_TRUE(why != NULL);
+	EXPECT_ERR(toolfiles_check_binary("psql", "/opt/bin/psql", "#!/bin/sh", 9, &why), EINVAL);
+	EXPECT_ERR(toolfiles_check_binary("psql", "/usr/share/postgresql-common/x", "\177ELF", 4,
+					  &why),
+		   EINVAL);
+	EXPECT_OK(toolfiles_check_binary("psql", "/usr/lib/postgresql/15/bin/psql", "\177ELF", 4, &why));
+	EXPECT_OK(toolfiles_check_binary("aws", "/usr/bin/aws", "#!/usr/bin/python3", 18, &why));
+	(void)args;
+}
+
 /* Host, port, database and user from options, operands and connection
  * strings; ambiguity refused. */
 TEST(psql_target)
