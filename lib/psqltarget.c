@@ -2,7 +2,8 @@
 /* psql's connection target (contract in psqltarget.h). The connection
  * string grammar is libpq's (PostgreSQL 15, "Connection Strings"): words
  * `keyword = value`, a value optionally in single quotes with \' and \\,
- * unquoted values ending at blanks with backslash escaping the next byte;
+ * unquoted values ending at blanks with backslash escaping the next byte (a
+ * trailing one dropped, as PQconninfoParse does: tests/unit/test-psqltarget-libpq.c);
  * URIs postgresql://[user[:password]@][host][:port][/dbname][?k=v&...] with
  * %XX escapes in every part. Where our reading and libpq's could differ (an
  * '@' outside the user part, a '[' that is not an IPv6 literal) the string
@@ -340,9 +341,15 @@ static int parse_words(struct psqltarget *t, const char *s, size_t len, const ch
 			}
 			i++;
 		} else {
+			/* libpq: a backslash takes the next byte as it is (a
+			 * blank too) and a trailing one is dropped, so
+			 * "dbname=postgres\\" is postgres. */
 			while (i < len && !is_blank(s[i])) {
-				if (s[i] == '\\' && i + 1 < len)
-					i++;
+				if (s[i] == '\\') {
+					if (++i < len)
+						val[vl++] = s[i++];
+					continue;
+				}
 				val[vl++] = s[i++];
 			}
 		}

@@ -79,6 +79,17 @@ TEST(connection_strings)
 	memset(&x, 0, sizeof(x));
 	ASSERT_OK(psqltarget_parse_conninfo(&x, "dbname='it\\'s'", &why));
 	EXPECT_STREQ(x.dbname, "it's");
+	/* libpq drops a trailing backslash of an unquoted value and reads
+	 * "\x" as x: judged as "postgres\", psql connected to postgres. */
+	memset(&x, 0, sizeof(x));
+	ASSERT_OK(psqltarget_parse_conninfo(&x, "host=127.0.0.1 port=15432 user=ro dbname=postgres\\", &why));
+	EXPECT_STREQ(x.dbname, "postgres");
+	memset(&x, 0, sizeof(x));
+	ASSERT_OK(psqltarget_parse_conninfo(&x, "dbname=te\\mplate1 user=\\\\r", &why));
+	EXPECT_STREQ(x.dbname, "template1");
+	EXPECT_STREQ(x.user, "\\r");
+	memset(&x, 0, sizeof(x));
+	EXPECT_ERR(psqltarget_parse_conninfo(&x, "dbname=\\", &why), EINVAL); /* libpq: "" */
 	memset(&x, 0, sizeof(x));
 	ASSERT_OK(psqltarget_parse_conninfo(&x, "postgresql://%72o:p%40ss@[2001:DB8::1]:06432/d%2Fb?connect_timeout=3&ssl=true", &why));
 	EXPECT_STREQ(x.user, "ro");
