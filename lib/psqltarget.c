@@ -132,7 +132,16 @@ static int canonical_host(const char *v, size_t len, char *out, size_t cap, cons
 		struct in6_addr a6;
 
 		/* An IPv6 literal (no zone: "%eth0" is refused by inet_pton). */
-		if (inet_pton(AF_INET6, tmp, &a6) != 1 || !inet_ntop(AF_INET6, &a6, out, (socklen_t)cap))
+		if (inet_pton(AF_INET6, tmp, &a6) != 1)
+			return fail(reterr, "psql host: not an IPv6 address", -EINVAL);
+		/* ::ffff:127.0.0.1 reaches 127.0.0.1 (a dual-stack socket): it is
+		 * that address to the policy, or it would pass a rule naming it. */
+		if (IN6_IS_ADDR_V4MAPPED(&a6)) {
+			if (!inet_ntop(AF_INET, &a6.s6_addr[12], out, (socklen_t)cap))
+				return fail(reterr, "psql host too long", -EINVAL);
+			return 0;
+		}
+		if (!inet_ntop(AF_INET6, &a6, out, (socklen_t)cap))
 			return fail(reterr, "psql host: not an IPv6 address", -EINVAL);
 		return 0;
 	}

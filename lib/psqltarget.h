@@ -22,7 +22,8 @@
  *     names over 63 bytes (the server cuts them), empty values (libpq's
  *     default instead), control characters, abstract sockets ("@name").
  * Values are canonical: host names lowercase without a trailing dot, IPv6
- * literals in inet_ntop form, ports without leading zeros. A socket
+ * literals in inet_ntop form (an IPv4-mapped one, ::ffff:a.b.c.d, as the
+ * IPv4 address it reaches), ports without leading zeros. A socket
  * directory ("/run/postgresql") is kept as written, without "." or ".."
  * segments, doubled or trailing slashes. A field the command does not give
  * is "" (psql uses its default: the local socket, 5432, the user's name). */

@@ -258,6 +258,16 @@ TEST(psql_target_conditions)
 		EXPECT_EQ(decide_psql(g, "psql -h /tmp/x.internal app", &v), AUTHZ_DENY);
 		policy_free(g);
 	}
+	/* an IPv4-mapped IPv6 address is the IPv4 address it reaches */
+	{
+		struct policy *g = parse_ok("deny psql host=127.0.0.1\nallow psql\n");
+
+		ASSERT_NOT_NULL(g);
+		EXPECT_EQ(decide_psql(g, "psql -h ::ffff:127.0.0.1 app", &v), AUTHZ_DENY);
+		EXPECT_EQ(decide_psql(g, "psql postgresql://[::ffff:7f00:1]/app", &v), AUTHZ_DENY);
+		EXPECT_EQ(decide_psql(g, "psql -h ::1 app", &v), AUTHZ_ALLOW); /* control */
+		policy_free(g);
+	}
 	/* the second rule: any database on the replica, but never secrets */
 	EXPECT_EQ(decide_psql(p, "psql -h replica.internal whatever", &v), AUTHZ_ALLOW);
 	EXPECT_EQ(decide_psql(p, "psql -h replica.internal secrets", &v), AUTHZ_DENY);

@@ -17,7 +17,10 @@ TEST(values_are_canonical)
 	} t[] = {
 		{ PSQLTARGET_HOST, "DB.Example.COM.", "db.example.com" },
 		{ PSQLTARGET_HOST, "0:0:0:0:0:0:0:1", "::1" },
-		{ PSQLTARGET_HOST, "::FFFF:127.0.0.1", "::ffff:127.0.0.1" },
+		{ PSQLTARGET_HOST, "::FFFF:127.0.0.1", "127.0.0.1" }, /* IPv4-mapped: the IPv4 address */
+		{ PSQLTARGET_HOST, "::ffff:7f00:1", "127.0.0.1" },
+		{ PSQLTARGET_HOST, "0:0:0:0:0:ffff:10.0.0.1", "10.0.0.1" },
+		{ PSQLTARGET_HOST, "::127.0.0.1", "::127.0.0.1" }, /* not mapped: IPv6 */
 		{ PSQLTARGET_HOST, "10.0.0.1", "10.0.0.1" },
 		{ PSQLTARGET_HOST, "/run/postgresql", "/run/postgresql" },
 		{ PSQLTARGET_HOST, "/", "/" },
