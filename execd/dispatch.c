@@ -804,6 +804,7 @@ static int plan_tool(struct req_state *s)
 	struct toolfiles_config tc = {
 		.gh_host = s->d->conf->gh_host ? s->d->conf->gh_host : "github.com",
 		.psql_stdin = s->d->conf->psql_stdin != 0,
+		.psql_user = s->d->psql_user,
 	};
 	char why[AUTHZ_MAX_REASON];
 

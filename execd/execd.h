@@ -201,6 +201,7 @@ struct execd {
 	char *work_path;
 	bool work_owned;   /* made by us at start-up: removed at exit */
 	char *tool_env[3]; /* TF_CLI_CONFIG_FILE=, TF_PLUGIN_CACHE_DIR=, GH_HOST= */
+	char *psql_user;   /* our user's name: psql's default user and database; NULL: unknown */
 
 	pthread_mutex_t lock;
 	pthread_cond_t idle; /* broadcast when threads drops to 0 */

@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <linux/openat2.h>
 #include <poll.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +209,21 @@ int toolrun_init(struct execd *d)
 		if (r < 0)
 			return log_error_errno(r, "Cannot write '%s': %s", rc, strerror(-r));
 	}
+	/* libpq's default user (and database) is the name of the user psql
+	 * runs as, ours (the namespace maps our uid to itself): the policy
+	 * judges it (lib/psqltarget.h). */
+	{
+		struct passwd *pw = getpwuid(geteuid());
+
+		if (pw && pw->pw_name) {
+			d->psql_user = strdup(pw->pw_name);
+			if (!d->psql_user)
+				return -ENOMEM;
+		} else
+			log_warn("No user name for uid %u: psql commands without -U are refused, "
+				 "ignoring",
+				 (unsigned)geteuid());
+	}
 	if (asprintf(&d->tool_env[0], "TF_CLI_CONFIG_FILE=%s", rc) < 0 ||
 	    asprintf(&d->tool_env[1], "TF_PLUGIN_CACHE_DIR=%s/tf-plugin-cache", d->work_path) < 0 ||
 	    asprintf(&d->tool_env[2], "GH_HOST=%s", d->conf->gh_host ? d->conf->gh_host : "github.com") < 0)
@@ -234,6 +250,8 @@ void toolrun_done(struct execd *d)
 	free(d->work_path);
 	for (size_t i = 0; i < ELEMENTSOF(d->tool_env); i++)
 		free(d->tool_env[i]);
+	free(d->psql_user);
+	d->psql_user = NULL;
 }
 
 /* Opens a path the agent named, beneath the mapped workspace: absolute

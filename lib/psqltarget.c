@@ -265,6 +265,29 @@ int psqltarget_set(struct psqltarget *t, enum psqltarget_field f, const char *va
 	return 0;
 }
 
+int psqltarget_fill_defaults(struct psqltarget *t, const char *default_user, const char **reterr)
+{
+	int r;
+
+	if (!t)
+		return fail(reterr, "internal error", -EINVAL);
+	if (!t->user[0]) {
+		if (!default_user)
+			return fail(reterr, "psql's default user (the host user's name) is unknown: give -U",
+				    -EINVAL);
+		r = psqltarget_set(t, PSQLTARGET_USER, default_user, strlen(default_user), reterr);
+		if (r < 0)
+			return r;
+	}
+	if (!t->dbname[0])
+		memcpy(t->dbname, t->user, strlen(t->user) + 1);
+	if (!t->port[0])
+		memcpy(t->port, PSQLTARGET_DEFAULT_PORT, sizeof(PSQLTARGET_DEFAULT_PORT));
+	if (!t->host[0])
+		memcpy(t->host, PSQLTARGET_DEFAULT_SOCKET_DIR, sizeof(PSQLTARGET_DEFAULT_SOCKET_DIR));
+	return 0;
+}
+
 bool psqltarget_is_conninfo(const char *dbname)
 {
 	return dbname && (strchr(dbname, '=') ||

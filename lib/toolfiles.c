@@ -683,7 +683,8 @@ static void psql_option(struct scan *s, const struct psql_found *o, const char *
 /* The connection fields from what the options and operands gave
  * (conn: -h, -p, -d, -U values, NULL when absent), the way psql hands them
  * to libpq: the database value expanded when it is a connection string. */
-static void psql_target(struct scan *s, const char *const conn[4])
+static void psql_target(struct scan *s, const char *const conn[4],
+			const struct toolfiles_config *cfg)
 {
 	static const enum psqltarget_field fields[4] = { PSQLTARGET_HOST, PSQLTARGET_PORT,
 							 PSQLTARGET_DBNAME, PSQLTARGET_USER };
@@ -705,8 +706,12 @@ static void psql_target(struct scan *s, const char *const conn[4])
 		}
 	}
 	/* psql -l without a database connects to "postgres". */
-	if (s->p->psql_list && !conn[2])
+	if (s->p->psql_list && !conn[2] && !t->dbname[0])
 		(void)psqltarget_set(t, PSQLTARGET_DBNAME, "postgres", 8, &why);
+	/* What psql connects to without being told: a rule on db= or user=
+	 * must see it (deny db=postgres and `psql -U postgres`). */
+	if (psqltarget_fill_defaults(t, cfg->psql_user, &why) < 0)
+		refuse(s, why, s->argv[0]);
 }
 
 static void plan_psql(struct scan *s, const struct toolfiles_config *cfg)
@@ -782,7 +787,7 @@ static void plan_psql(struct scan *s, const struct toolfiles_config *cfg)
 		}
 	}
 	if (!s->p->refused)
-		psql_target(s, conn);
+		psql_target(s, conn, cfg);
 }
 
 int toolfiles_check_binary(const char *tool, const char *realpath, const char *head,

@@ -58,6 +58,7 @@ struct toolfiles_file {
 struct toolfiles_config {
 	const char *gh_host; /* the one GitHub host gh may talk to ("github.com") */
 	bool psql_stdin;     /* psql may read the agent's stdin */
+	const char *psql_user; /* the name of the user psql runs as: libpq's default user */
 };
 
 struct toolfiles_plan {

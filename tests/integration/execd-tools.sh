@@ -168,7 +168,7 @@ check "... no file was written" "$(test -e "$T/marker-psql-out" && echo made || 
 run "$W" "$T/bin/psql" -qf/etc/passwd -h 127.0.0.1 -p 15432
 check "psql -qf/etc/passwd (a host file, clustered): refused" "$ST" -eq $REFUSED
 check "no psql marker ever appeared" "$(test -e "$T/marker-psql" && echo made || echo none)" = none
-ok "the psql destination is audited" grep -q '"destination":"postgresql://127.0.0.1:15432/"' "$AUDIT"
+ok "the psql destination is audited (the database libpq defaults to: the user's name)" grep -q '"destination":"postgresql://127.0.0.1:15432/'"$EXECD_USER"'"' "$AUDIT"
 
 # --- psql: what it connects to ---------------------------------------------
 # libpq lets a connection string in the database argument override -h/-p:
@@ -205,6 +205,13 @@ done
 run "$W" "$T/bin/psql" -h "$T/sockdir" -c 'select 1'
 check "control: psql -h DIR outside the workspace runs (and finds no server)" \
 	"$ST:$(echo "$OUT" | grep -c "$T/sockdir/.s.PGSQL.5432")" = "2:1"
+# What psql connects to without -h/-p/-U/-d is libpq's default, and the
+# daemon judges it: the socket directory psql really uses.
+run "$W" "$T/bin/psql" -c 'select 1'
+check "psql without a target: the default socket psql uses is the daemon's default" \
+	"$(echo "$OUT" | grep -c '/var/run/postgresql/.s.PGSQL.5432')" -eq 1
+ok "... and the audit record has libpq's defaults (socket, 5432, our user, database = user)" \
+	grep -qF '"psql":{"host":"/var/run/postgresql","port":"5432","dbname":"'"$EXECD_USER"'","user":"'"$EXECD_USER"'"}' "$AUDIT"
 run "$W" "$T/bin/psql" -h "$T/no-such-dir" -c 'select 1'
 check "psql -h MISSING-DIR is judged like any other (no host directory oracle before the policy)" "$ST" -eq 2
 : >"$T/listener.log"
@@ -263,6 +270,10 @@ cp "$SOURCE_DIR/execd/policy.example" "$T/policy.conf"
 	echo 'allow aws s3 ls flag=--endpoint-url=http://127.0.0.1:18081'
 	echo 'allow kubectl apply'
 	echo 'allow psql host=127.0.0.1 port=15432 db=app user=ro'
+	# libpq's defaults are judged: no -d is the user's database, no -U our user
+	echo 'allow psql host=127.0.0.1 port=15432 user=postgres'
+	echo 'allow psql host=127.0.0.1 port=15432 db=app2'
+	echo "deny psql user=$EXECD_USER"
 } >>"$T/policy.conf"
 chmod 644 "$T/policy.conf"
 tools_conf "backend = static" "policy_file = $T/policy.conf"
@@ -298,6 +309,14 @@ done
 check "... and the other port never got a connection" "$(grep -c '^15433 ' "$T/listener.log")" -eq 0
 run "$W" "$T/bin/psql" -h 127.0.0.1 -p 15432 -U ro -l
 check "psql -l (connects to the postgres database): denied" "$ST" -eq $DENIED
+run "$W" "$T/bin/psql" -h 127.0.0.1 -p 15432 -U postgres -c 'select 1'
+check "psql -U postgres without a database (libpq: database postgres) vs deny db=postgres: denied" "$ST" -eq $DENIED
+run "$W" "$T/bin/psql" -h 127.0.0.1 -p 15432 -U postgres app -c 'select 1'
+check "control: psql -U postgres app runs" "$ST" -ne $DENIED
+run "$W" "$T/bin/psql" -h 127.0.0.1 -p 15432 app2 -c 'select 1'
+check "psql without -U (libpq: our user) vs deny user=$EXECD_USER: denied" "$ST" -eq $DENIED
+run "$W" "$T/bin/psql" -h 127.0.0.1 -p 15432 -U ro app2 -c 'select 1'
+check "control: psql -U ro app2 runs" "$ST" -ne $DENIED
 
 # --- terraform: agent-chosen providers ---------------------------------------
 TF=$W/tf

@@ -6,7 +6,7 @@
 #include "tap.h"
 #include "toolfiles.h"
 
-static const struct toolfiles_config cfg = { .gh_host = "github.com" };
+static const struct toolfiles_config cfg = { .gh_host = "github.com", .psql_user = "me" };
 
 #define PLAN(p, ...)                                                                               \
 	do {                                                                                       \
@@ -222,7 +222,7 @@ TEST(psql_clusters_and_abbreviations)
 			continue;
 		EXPECT_EQ(p.n_sql, t[i].n_sql);
 		EXPECT_EQ(p.n_files, t[i].n_files);
-		EXPECT_STREQ(p.psql.host, t[i].host ? t[i].host : "");
+		EXPECT_STREQ(p.psql.host, t[i].host ? t[i].host : PSQLTARGET_DEFAULT_SOCKET_DIR);
 		if (t[i].n_sql == 1) /* the value as psql reads it */
 			EXPECT_TRUE(strstr(t[i].argv[p.sql[0].arg] + p.sql[0].prefix_len, "\\! id") ==
 					    t[i].argv[p.sql[0].arg] + p.sql[0].prefix_len ||
@@ -286,17 +286,22 @@ TEST(psql_target)
 		const char *host, *port, *db, *user; /* NULL: refused */
 	} t[] = {
 		{ { "psql", "-h", "db", "-p", "05432", "-U", "ro", "app" }, "db", "5432", "app", "ro" },
-		{ { "psql", "-d", "app", "ro" }, "", "", "app", "ro" },
-		{ { "psql", "-U", "ro", "app" }, "", "", "app", "ro" },
-		{ { "psql", "-l" }, "", "", "postgres", "" },
+		{ { "psql", "-d", "app", "ro" }, PSQLTARGET_DEFAULT_SOCKET_DIR, "5432", "app", "ro" },
+		{ { "psql", "-U", "ro", "app" }, PSQLTARGET_DEFAULT_SOCKET_DIR, "5432", "app", "ro" },
+		{ { "psql", "-l" }, PSQLTARGET_DEFAULT_SOCKET_DIR, "5432", "postgres", "me" },
 		{ { "psql", "host=DB.internal port=6432 dbname=app user=ro" }, "db.internal", "6432", "app", "ro" },
-		{ { "psql", "-d", "host = db  dbname = 'my app' user=r\\o" }, "db", "", "my app", "ro" },
+		{ { "psql", "-d", "host = db  dbname = 'my app' user=r\\o" }, "db", "5432", "my app", "ro" },
 		{ { "psql", "postgresql://ro:pw@db.internal:6432/app?sslmode=require" }, "db.internal", "6432", "app", "ro" },
-		{ { "psql", "postgres://[::1]:5432/app" }, "::1", "5432", "app", "" },
-		{ { "psql", "postgresql:///app?host=%2Frun%2Fpostgresql" }, "/run/postgresql", "", "app", "" },
-		{ { "psql", "postgresql://db/%61pp" }, "db", "", "app", "" },
-		{ { "psql", "-h", "/var/run/postgresql", "app" }, "/var/run/postgresql", "", "app", "" },
-		{ { "psql", "-h", "127.0.0.1", "app" }, "127.0.0.1", "", "app", "" },
+		{ { "psql", "postgres://[::1]:5432/app" }, "::1", "5432", "app", "me" },
+		{ { "psql", "postgresql:///app?host=%2Frun%2Fpostgresql" }, "/run/postgresql", "5432", "app", "me" },
+		{ { "psql", "postgresql://db/%61pp" }, "db", "5432", "app", "me" },
+		{ { "psql", "-h", "/var/run/postgresql", "app" }, "/var/run/postgresql", "5432", "app", "me" },
+		{ { "psql", "-h", "127.0.0.1", "app" }, "127.0.0.1", "5432", "app", "me" },
+		/* libpq's defaults: the database is named like the user */
+		{ { "psql", "-U", "postgres" }, PSQLTARGET_DEFAULT_SOCKET_DIR, "5432", "postgres", "postgres" },
+		{ { "psql", "-h", "db" }, "db", "5432", "me", "me" },
+		{ { "psql", "user=ro" }, PSQLTARGET_DEFAULT_SOCKET_DIR, "5432", "ro", "ro" },
+		{ { "psql", "postgresql://ro@db" }, "db", "5432", "ro", "ro" },
 		/* ambiguity */
 		{ { "psql", "-h", "good", "host=evil" }, NULL, NULL, NULL, NULL },
 		{ { "psql", "-h", "good", "postgresql://evil/db" }, NULL, NULL, NULL, NULL },
@@ -360,6 +365,20 @@ TEST(psql_target)
 		EXPECT_STREQ(p.psql.port, t[i].port);
 		EXPECT_STREQ(p.psql.dbname, t[i].db);
 		EXPECT_STREQ(p.psql.user, t[i].user);
+	}
+	/* Without a user name for the host user, the default is unknown:
+	 * refused unless -U gives it. */
+	{
+		static const struct toolfiles_config nouser = { .gh_host = "github.com" };
+		static const char *const a1[] = { "psql", "-h", "db", "app" };
+		static const char *const a2[] = { "psql", "-h", "db", "-U", "ro" };
+		struct toolfiles_plan p;
+
+		ASSERT_OK(toolfiles_plan("psql", a1, ELEMENTSOF(a1), &nouser, &p));
+		EXPECT_TRUE(p.refused != NULL);
+		ASSERT_OK(toolfiles_plan("psql", a2, ELEMENTSOF(a2), &nouser, &p));
+		EXPECT_TRUE(p.refused == NULL);
+		EXPECT_STREQ(p.psql.dbname, "ro");
 	}
 }
 
