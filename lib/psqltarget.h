@@ -91,6 +91,14 @@ bool psqltarget_is_conninfo(const char *dbname);
  * refuses the command. */
 int psqltarget_parse_conninfo(struct psqltarget *t, const char *s, const char **reterr);
 
+/* The connection string s with every password shown as "***"
+ * ("password=***", "postgresql://user:***@host", "?password=***"), for the
+ * audit log and the backends; psql runs with s as it is. Into buf (cap
+ * bytes; PSQLTARGET_REDACT_CAP(strlen(s)) always suffice): 1 when
+ * something was redacted, 0 when buf is a copy of s, -ENOBUFS, -EINVAL. */
+#define PSQLTARGET_REDACT_CAP(len) (2 * (len) + 8)
+int psqltarget_redact_password(const char *s, char *buf, size_t cap);
+
 struct json_object;
 /* {"host":..,"port":..,"dbname":..,"user":..} (null for a field not given)
  * as a new json-c object, NULL on ENOMEM. For the webhook and exec

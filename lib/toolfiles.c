@@ -786,6 +786,13 @@ static void plan_psql(struct scan *s, const struct toolfiles_config *cfg)
 			psql_option(s, &o, conn);
 		}
 	}
+	if (conn[2] && psqltarget_is_conninfo(conn[2]))
+		for (size_t i = 1; i < s->argc; i++)
+			if (conn[2] >= s->argv[i] && conn[2] <= s->argv[i] + strlen(s->argv[i])) {
+				s->p->psql_conninfo_arg = i;
+				s->p->psql_conninfo_off = (size_t)(conn[2] - s->argv[i]);
+				break;
+			}
 	if (!s->p->refused)
 		psql_target(s, conn, cfg);
 }

@@ -80,6 +80,11 @@ struct toolfiles_plan {
 	const char *tf_show;
 	struct psqltarget psql; /* psql: what it connects to (lib/psqltarget.h) */
 	bool psql_list;         /* psql -l */
+	/* psql: the database value libpq expands as a connection string, at
+	 * argv[psql_conninfo_arg] + psql_conninfo_off (0: none); it may hold a
+	 * password, which the audit log and the backends are not shown
+	 * (psqltarget_redact_password()). Set also when the command is refused. */
+	size_t psql_conninfo_arg, psql_conninfo_off;
 	size_t n_guarded; /* aws guarded options: argv indexes (value attached or next) */
 	size_t guarded[TOOLFILES_MAX_FILES];
 	const char *refused;     /* static reason; the daemon denies */

@@ -222,6 +222,16 @@ ok "... the audit record carries host, port, database and user as fields" \
 ok "... and they are what psql sent (the startup packet's user and database)" \
 	wait_until 5 grep -qF 'user\x00ro\x00database\x00app\x00' "$T/listener.log"
 
+# A password in a connection string or URI goes to psql, not to the audit
+# log or a backend: "***" there, as for destinations.
+run "$W" "$T/bin/psql" 'host=127.0.0.1 port=15432 dbname=app user=ro password=canaryPwKw' -c 'select 1'
+check "control: psql with password= in a connection string runs" "$ST" -ne $DENIED
+ok "... the audit record shows password=***" grep -qF 'password=***' "$AUDIT"
+run "$W" "$T/bin/psql" 'postgresql://ro:canaryPwUri@127.0.0.1:15432/app?sslmode=disable' -c 'select 1'
+check "control: psql with user:password@ in a URI runs" "$ST" -ne $DENIED
+ok "... the audit record shows ro:***@" grep -qF 'postgresql://ro:***@127.0.0.1:15432/app' "$AUDIT"
+check "... neither password is in the audit log" "$(grep -c canaryPw "$AUDIT")" -eq 0
+
 # --- gh: only the configured host ------------------------------------------
 R=$W/repo
 mkdir -p "$R" && chown "$EXECD_USER:" "$R"
@@ -422,6 +432,10 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["psql"] == {"host": "127.0.0.1", "port": "15432", "dbname": "app", "user": "ro"}, r.get("psql")
 ' "$T/home/exec-request.json"
+run "$W" "$T/bin/psql" 'postgresql://ro:canaryPwExec@127.0.0.1:15432/app?sslmode=disable' -c 'select 1'
+check "control: psql with a password in its URI, approved by the exec backend, runs" "$ST" -ne $DENIED
+check "... the backend got the argv without the password" \
+	"$(grep -c canaryPwExec "$T/home/exec-request.json"):$(grep -c 'ro:\*\*\*@' "$T/home/exec-request.json")" = "0:1"
 run "$W" "$T/bin/psql" -h 127.0.0.1 -p 15432 'host=127.0.0.1 port=15433'
 check "an ambiguous target is refused before the exec backend is asked" "$ST" -eq $DENIED
 execd_stop

@@ -123,6 +123,45 @@ TEST(connection_strings)
 	}
 }
 
+/* Passwords never reach the audit log or a backend: "***" in their place,
+ * the rest as written. */
+TEST(redact_password)
+{
+	static const struct {
+		const char *in, *out; /* out NULL: unchanged */
+	} t[] = {
+		{ "host=db password=s3cret dbname=app", "host=db password=*** dbname=app" },
+		{ "password = 's e c\\'r' user=u", "password = *** user=u" },
+		{ "password=a\\ b user=u", "password=*** user=u" },
+		{ "password= user=u", "password= ***" }, /* libpq: the password is "user=u" */
+		{ "password=a password=b", "password=*** password=***" },
+		{ "host=db password", "host=db ***" }, /* does not parse: the rest */
+		{ "host=db 'password=x", "host=db 'password=***" },
+		{ "sslpassword=k host=db", "sslpassword=*** host=db" },
+		{ "host=db dbname=app", NULL },
+		{ "postgresql://ro:s3cret@db:5432/app", "postgresql://ro:***@db:5432/app" },
+		{ "postgres://ro:p@ss@db/app", "postgres://ro:***@db/app" },
+		{ "postgresql://:pw@db/app", "postgresql://:***@db/app" },
+		{ "postgresql://ro@db/app?password=x&sslmode=require", "postgresql://ro@db/app?password=***&sslmode=require" },
+		{ "postgresql://db/app?p%61ssword=x", "postgresql://db/app?p%61ssword=***" },
+		{ "postgresql://ro@db/app", NULL },
+		{ "postgresql://db/a:b@c", NULL }, /* an '@' in the path is no userinfo */
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+		char buf[PSQLTARGET_REDACT_CAP(64)];
+		int r = psqltarget_redact_password(t[i].in, buf, sizeof(buf));
+
+		EXPECT_EQ(r, t[i].out ? 1 : 0);
+		EXPECT_STREQ(buf, t[i].out ? t[i].out : t[i].in);
+	}
+	{
+		char small[8];
+
+		EXPECT_ERR(psqltarget_redact_password("host=db password=x", small, sizeof(small)), ENOBUFS);
+	}
+}
+
 TEST(json)
 {
 	struct psqltarget x = { 0 };
