@@ -854,8 +854,13 @@ static int plan_tool(struct req_state *s)
 		dispatch_reply_error(s->conn, WIRE_ERROR_INTERNAL, "cannot plan the command");
 		return -EINVAL;
 	}
-	if (!s->tr.plan.refused)
+	if (!s->tr.plan.refused) {
+		/* From here on a refusal's record names psql's target too
+		 * (prepare_tool refuses socket directories in the workspace). */
+		if (strcmp(s->req.tool, "psql") == 0)
+			s->psql = &s->tr.plan.psql;
 		return 0;
+	}
 	(void)snprintf(why, sizeof(why), "'%.64s' is refused: %s",
 		       s->tr.plan.refused_arg ? s->tr.plan.refused_arg : s->req.tool,
 		       s->tr.plan.refused);

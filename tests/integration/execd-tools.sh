@@ -202,6 +202,8 @@ for d in "$W/sock" "$T/link-to-ws" "$W/no-such-dir"; do
 	run "$W" "$T/bin/psql" -h "$d" -c 'select 1'
 	check "psql -h $d (a socket directory in the workspace): denied" "$ST" -eq $DENIED
 done
+ok "... the refusal's audit record names psql's target" \
+	grep -qF '"psql":{"host":"'"$W/sock"'","port":"5432"' "$AUDIT"
 run "$W" "$T/bin/psql" -h "$T/sockdir" -c 'select 1'
 check "control: psql -h DIR outside the workspace runs (and finds no server)" \
 	"$ST:$(echo "$OUT" | grep -c "$T/sockdir/.s.PGSQL.5432")" = "2:1"
