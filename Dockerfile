@@ -120,6 +120,16 @@ RUN --mount=type=secret,id=hostca,required=false --mount=type=secret,id=npmrc,re
         "$root/opencode-linux-$arch/bin/opencode"); \
     install -m 0755 "$opencode" /agents/opencode; \
     ls -l /agents
+# /agents is the runtime's last layer, copied in after its hardening step:
+# the same checks here, on exactly what the COPY brings (no setuid or setgid
+# file, everything root's, nothing writable by group, others or devuser).
+# Its own step, so the npm install's cache and the copied layer stay as they
+# are; tests/container-image.sh runs it on planted files.
+# agents-check
+RUN set -eu; \
+    bad=$(find /agents -xdev \( -perm /6022 -o ! -user 0 -o ! -group 0 \) -printf '%p ' 2>&1); \
+    bad="$bad$(setpriv --reuid=1000 --regid=1000 --clear-groups find /agents -xdev -writable -printf '%p ' 2>&1 || true)"; \
+    if [ -n "$bad" ]; then echo "the opencode layer: setuid, setgid, not root's or writable by devuser: $bad" >&2; exit 1; fi
 
 # ---------------------------------------------------------------------------
 # runtime
@@ -217,8 +227,8 @@ CMD ["claude"]
 # opencode, opt-in and last (WITH_OPENCODE=1, `code-sandbox build
 # --with-opencode`): every layer of the default image but its last (this
 # COPY of an empty directory there) is this image's too, from the cache. The
-# binary is root's, mode 0755 (the opencode stage installs it so), like
-# everything the hardening step above checked; test-sandbox.sh checks both
+# binary is root's, mode 0755 (the opencode stage installs it so and checks
+# it, "agents-check": this COPY comes after the hardening step above); test-sandbox.sh checks both
 # variants' files from inside. The label tells the launcher whether the
 # image has opencode.
 ARG WITH_OPENCODE=0

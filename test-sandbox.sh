@@ -253,5 +253,9 @@ check "the next start restores the user mirror (the profile's bytes, root 0444)"
 # The same on Docker, whose --tmpfs adds noexec unless told exec.
 check "/tmp: tmpfs, nosuid, nodev, programs run from it ($(sed -n 5p "$CS_T/perm.out" | cut -d' ' -f4))" \
 	"$(sed -n 4p "$CS_T/perm.out"):$(sed -n 5p "$CS_T/perm.out" | cut -d' ' -f3,4 | grep -c 'tmpfs .*nosuid,nodev' | tr -d '\n'):$(sed -n 5p "$CS_T/perm.out" | grep -c noexec | tr -d '\n')" = tmp_exec=ok:1:0
+# A size (CODE_SANDBOX_TMP_SIZE, default 1g): a tmpfs without one may take
+# half the host's RAM.
+check "/tmp: the launcher's size, 1g ($(sed -n 5p "$CS_T/perm.out" | cut -d' ' -f4 | tr ',' '\n' | grep '^size=' || echo no size))" \
+	"$(sed -n 5p "$CS_T/perm.out" | cut -d' ' -f4 | tr ',' '\n' | grep -c '^size=1048576k$' | tr -d '\n')" = 1
 
 summary

@@ -49,5 +49,24 @@ tap "$([ "$nd" -ge 2 ] && [ "$(head -n $((nd - 1)) <<<"$v")" = "$(head -n $((nd 
 	"the variant shares the first $((nd - 1)) layers of the default image ($(wc -l <<<"$v") in all)"
 tap "$([ "$(tail -n 1 <<<"$d")" = "$empty" ] && [ "$(tail -n 1 <<<"$v")" != "$empty" ] && echo 1 || echo 0)" \
 	"the default's last layer is empty, the variant's is opencode ($(($("$CS_ENG" image inspect --format '{{.Size}}' "$oc") / 1000000 - $("$CS_ENG" image inspect --format '{{.Size}}' "$CS_IMAGE") / 1000000)) MB more)"
+# The opencode stage's check of /agents (Dockerfile, "agents-check"): the
+# layer the runtime copies in after its hardening step. Its RUN, taken from
+# the Dockerfile, in a container of the image (as root, no network) on a
+# planted /agents: passes on root's 0755 file, stops on each bad one.
+chk=$(sed -n '/^# agents-check$/,/[^\\]$/p' "$CS_SRC/Dockerfile" | sed '1d; 2s/^RUN //; s/\\$//')
+agents_check() { # agents_check SETUP: prints the check's status after SETUP (90: SETUP failed)
+	local rc=0
+	"$CS_ENG" run --rm --network none --user 0:0 --entrypoint /bin/sh "$CS_IMAGE" -c \
+		"{ install -d -m 0755 /agents && cp /bin/true /agents/opencode && chmod 0755 /agents/opencode && $1; } || exit 90
+		( $chk )" >/dev/null 2>&1 || rc=$?
+	echo "$rc"
+}
+tap "$([ -n "$chk" ] && [ "$(agents_check true)" = 0 ] && echo 1 || echo 0)" "agents-check: a root 0755 binary passes"
+for bad in "chmod 4755 /agents/opencode" "chmod 2755 /agents/opencode" "chmod 0775 /agents/opencode" \
+	"chmod 0757 /agents/opencode" "chown 1000 /agents/opencode" "chgrp 1000 /agents/opencode" \
+	"chmod 0777 /agents" "ln -s /tmp /agents/link"; do
+	r=$(agents_check "$bad")
+	tap "$([ -n "$chk" ] && [ "$r" = 1 ] && echo 1 || echo 0)" "agents-check: stops the build after '$bad' ($r)"
+done
 echo "1..$n"
 exit "$st"

@@ -49,8 +49,9 @@ def launcher_args():
                "CODE_SANDBOX_ROOTLESS": "0"}
         out = subprocess.run([f"{SRC}/bin/code-sandbox", "--dry-run", "--no-daemon", "--", "true"], cwd=f"{t}/proj",
                              env=env, check=True, capture_output=True, text=True).stdout
-    lines = out.splitlines()
-    assert lines[0] == "podman" and lines[1] == "run", lines[:2]
+        lines = out.splitlines()
+        # the engine by its absolute path (SECURITY.md, "The launcher's own commands")
+        assert lines[0] == os.path.realpath(f"{t}/bin/podman") and lines[1] == "run", lines[:2]
     return lines[2:]
 
 
@@ -82,7 +83,11 @@ def compare(svc, L, label=""):
     tap(size_bytes(svc.get("mem_limit", 0)) == size_bytes(L.get("memory", ["0"])[0]), f"{p}the same memory limit")
     lc, cc = float(L.get("cpus", ["0"])[0]), float(svc.get("cpus", 0))
     tap(lc == cc or (lc == os.cpu_count() and lc < cc), f"{p}the same cpu limit ({cc} vs {lc})")
-    tap(sorted(svc.get("tmpfs", [])) == sorted(L.get("tmpfs", [])), f"{p}the same tmpfs mounts")
+    # ${VAR:-default}: compose's default is what the launcher gives unset
+    dflt = lambda v: re.sub(r"\$\{[A-Z_]+:-([^}]*)\}", r"\1", v)
+    ct = sorted(dflt(t) for t in svc.get("tmpfs", []))
+    tap(ct == sorted(L.get("tmpfs", [])), f"{p}the same tmpfs mounts ({ct} vs {sorted(L.get('tmpfs', []))})")
+    tap(all("size=" in t for t in ct), f"{p}every tmpfs has a size")
     for k in ("privileged", "pid", "ipc", "uts", "userns_mode", "devices", "network_mode"):
         tap(k not in svc or (k == "privileged" and svc[k] is False), f"{p}compose sets no {k}")
     tap(not any(k in L for k in ("privileged", "device", "pid", "ipc", "uts", "userns")), f"{p}launcher sets none either")
@@ -159,6 +164,7 @@ def main():
             "engine socket": lambda s: s["volumes"].append("/var/run/docker.sock:/var/run/docker.sock"),
             "no HOST_UID": lambda s: s["environment"].pop("HOST_UID"),
             "no gate tmpfs": lambda s: s["tmpfs"].pop(),
+            "no /tmp size": lambda s: s.__setitem__("tmpfs", [re.sub(r",size=[^,]*", "", t) for t in s["tmpfs"]]),
         }
         results = []
         for name, mut in mutations.items():

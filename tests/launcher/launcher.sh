@@ -21,11 +21,16 @@ for e in podman docker; do
 printf '%s\n' "$e \$*" >>"$T/calls"
 case \$1 in
 info) [ "\${FAKE_$(echo $e | tr '[:lower:]' '[:upper:]')_INFO:-ok}" = ok ] || exit 1
-	[ -z "\${FAKE_SECOPTS:-}" ] || printf '%s\n' "\$FAKE_SECOPTS" ;;
+	case "\$*" in
+	*CgroupsVersion*) printf '%s\n' "\${FAKE_CGROUPS-v2 cpu memory pids }" ;;
+	*MemoryLimit*) printf '%s\n' "\${FAKE_DOCKER_LIMITS-true true}" ;;
+	*) [ -z "\${FAKE_SECOPTS:-}" ] || printf '%s\n' "\$FAKE_SECOPTS" ;;
+	esac ;;
 --version) [ -z "\${FAKE_VERSION:-}" ] || printf '%s\n' "\$FAKE_VERSION" ;;
 image) [ -z "\${FAKE_LABEL:-}" ] || printf '%s\n' "\$FAKE_LABEL" ;;
 build) printf '%s\n' "$e-env DOCKER_BUILDKIT=\${DOCKER_BUILDKIT:-}" >>"$T/calls" ;;
-run) exit "\${FAKE_EXIT:-0}" ;;
+run) [ -z "\${FAKE_PLANT:-}" ] || cp -p "\$FAKE_PLANT_FROM"/* "\$FAKE_PLANT/"
+	exit "\${FAKE_EXIT:-0}" ;;
 ps) [ -z "\${FAKE_PS:-}" ] || printf '%s\n' "\$FAKE_PS" ;;
 container) [ -z "\${FAKE_ENV:-}" ] || printf '%s\n' "\$FAKE_ENV" ;;
 *) exit 0 ;;
@@ -49,11 +54,11 @@ expected_uid=$(id -u)
 
 # Engine choice.
 out=$(cs "$T/proj" CONTAINER_ENGINE=podman -- --dry-run -- true)
-check "CONTAINER_ENGINE=podman is used" "$(head -n 1 <<<"$out")" = podman
+check "CONTAINER_ENGINE=podman is used, by its absolute path" "$(head -n 1 <<<"$out")" = "$T/bin/podman"
 out=$(cs "$T/proj" -- --dry-run -- true)
-check "docker when docker info succeeds" "$(head -n 1 <<<"$out")" = docker
+check "docker when docker info succeeds" "$(head -n 1 <<<"$out")" = "$T/bin/docker"
 out=$(cs "$T/proj" FAKE_DOCKER_INFO=fail -- --dry-run -- true)
-check "podman when docker info fails" "$(head -n 1 <<<"$out")" = podman
+check "podman when docker info fails" "$(head -n 1 <<<"$out")" = "$T/bin/podman"
 st=0
 out=$(cs "$T/proj" CONTAINER_ENGINE=nosuchengine -- --dry-run -- true 2>&1) || st=$?
 check "an engine not on PATH is an error ($st)" "$st" -ne 0
@@ -393,9 +398,72 @@ out=$(cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_ROOTLESS=1 -- doctor 2>/
 ok "doctor: rootless podman is fine (keep-id)" grep -q '^ok    rootless podman: your UID and GID mapped' <<<"$out"
 # podman-docker's `docker` is podman (its info answers with no Docker daemon).
 out=$(cs "$T/proj" FAKE_VERSION="podman version 4.3.1" -- --dry-run -- true)
-check "engine choice: a docker that is podman-docker's shim counts as podman" "$(head -n 1 <<<"$out")" = podman
+check "engine choice: a docker that is podman-docker's shim counts as podman" "$(head -n 1 <<<"$out")" = "$T/bin/podman"
 out=$(cs "$T/proj" FAKE_VERSION="Docker version 28.2.2, build e6534b4" -- --dry-run -- true)
-check "engine choice: a real docker client whose daemon answers is docker" "$(head -n 1 <<<"$out")" = docker
+check "engine choice: a real docker client whose daemon answers is docker" "$(head -n 1 <<<"$out")" = "$T/bin/docker"
+
+# F1: /tmp has a size (a tmpfs without one may take half the host's RAM).
+out=$(cs "$T/proj" CONTAINER_ENGINE=podman -- --dry-run -- true)
+ok "/tmp: a tmpfs of 1g by default" has --tmpfs=/tmp:rw,exec,nosuid,nodev,mode=1777,size=1g
+out=$(cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_TMP_SIZE=256m -- --dry-run -- true)
+ok "  CODE_SANDBOX_TMP_SIZE=256m" has --tmpfs=/tmp:rw,exec,nosuid,nodev,mode=1777,size=256m
+for v in 0 -1 1g,suid "1g dev" abc 1gg 1.5g; do
+	st=0
+	cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_TMP_SIZE="$v" -- --dry-run -- true >/dev/null 2>&1 || st=$?
+	check "  CODE_SANDBOX_TMP_SIZE='$v': refused ($st)" "$st" -ne 0
+done
+# F1: a rootless engine whose limits would be ignored (cgroup v1, or v2
+# without the memory or pids controller delegated): refused unless the user
+# accepts it with CODE_SANDBOX_ALLOW_NO_LIMITS=1.
+for cg in "v1 cpuset cpu cpuacct blkio memory devices freezer pids " "v2 cpu " "v2 cpu memory " "v2 cpu pids " "" "v3 x"; do
+	: >"$T/calls"
+	st=0
+	err=$(cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_ROOTLESS=1 FAKE_CGROUPS="$cg" -- -- true 2>&1 >/dev/null) || st=$?
+	check "rootless podman, cgroups '$cg': the start refused ($st), no container" "$st:$(grep -c ' run ' "$T/calls")" = 1:0
+	ok "  saying why and the opt-in" grep -q 'refusing to start: .*CODE_SANDBOX_ALLOW_NO_LIMITS=1' <<<"$err"
+	st=0
+	err=$(cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_ROOTLESS=1 FAKE_CGROUPS="$cg" CODE_SANDBOX_ALLOW_NO_LIMITS=1 -- -- true 2>&1 >/dev/null) || st=$?
+	check "  with CODE_SANDBOX_ALLOW_NO_LIMITS=1: it runs ($st), with a warning" \
+		"$st:$(grep -c 'starting without memory and process limits' <<<"$err"):$(grep -c '^podman run ' "$T/calls")" = 0:1:1
+done
+st=0
+cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_ROOTLESS=1 FAKE_CGROUPS="v1 memory pids " -- --dry-run -- true >/dev/null 2>&1 || st=$?
+check "  the dry run too ($st)" "$st" -eq 1
+st=0
+cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_ROOTLESS=1 -- -- true >/dev/null 2>&1 || st=$?
+check "rootless podman on cgroup v2 with memory and pids delegated: runs ($st)" "$st" -eq 0
+st=0
+cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_ROOTLESS=0 FAKE_CGROUPS="v1 memory pids " -- -- true >/dev/null 2>&1 || st=$?
+check "rootful podman on cgroup v1: runs ($st)" "$st" -eq 0
+st=0
+cs "$T/proj" CONTAINER_ENGINE=docker FAKE_SECOPTS="name=rootless " FAKE_DOCKER_LIMITS="false true" -- --dry-run -- true >/dev/null 2>&1 || st=$?
+check "rootless Docker without memory limit support: refused ($st)" "$st" -eq 1
+st=0
+cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_ALLOW_NO_LIMITS=yes -- --dry-run -- true >/dev/null 2>&1 || st=$?
+check "CODE_SANDBOX_ALLOW_NO_LIMITS=yes: refused ($st)" "$st" -eq 1
+st=0
+out=$(cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_ROOTLESS=1 FAKE_CGROUPS="v1 memory pids " -- doctor 2>&1) || st=$?
+check "doctor: rootless without limits is a problem ($st) with the fix" \
+	"$st:$(grep -c '^FAIL  rootless podman on cgroup v1 ignores' <<<"$out"):$(grep -c 'fix: .*CODE_SANDBOX_ALLOW_NO_LIMITS=1' <<<"$out")" = 1:1:1
+ok "  and its hardened start still checks the hardening" grep -q '^ok    hardened start' <<<"$out"
+out=$(cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_ROOTLESS=1 -- doctor 2>&1) || true
+ok "doctor: limits that apply are said" grep -q '^ok    memory, pids and cpu limits apply' <<<"$out"
+
+# F3: the kind is the chosen program's: podman-docker's `docker` shim named
+# by CONTAINER_ENGINE (a name or a path) is podman, and gets keep-id.
+for e in docker "$T/bin/docker"; do
+	out=$(cs "$T/proj" CONTAINER_ENGINE="$e" FAKE_VERSION="podman version 4.3.1" CODE_SANDBOX_ROOTLESS=1 -- --dry-run -- true 2>/dev/null)
+	check "CONTAINER_ENGINE=${e//$T/\$T} that is podman-docker's shim, rootless: podman's keep-id ($(rootless_args))" \
+		"$(rootless_args)" = "--userns=keep-id --user=0:0 --passwd=false "
+done
+out=$(cs "$T/proj" CONTAINER_ENGINE="$T/bin/docker" FAKE_VERSION="Docker version 28.2.2, build e6534b4" CODE_SANDBOX_ROOTLESS=1 -- --dry-run -- true 2>/dev/null)
+check "CONTAINER_ENGINE=\$T/bin/docker that is Docker, rootless: no podman-only arguments" -z "$(rootless_args)"
+# F4: doctor names a bad CODE_SANDBOX_ROOTLESS instead of exiting silently.
+st=0
+out=$(cs "$T/proj" CONTAINER_ENGINE=podman CODE_SANDBOX_ROOTLESS=maybe -- doctor 2>&1) || st=$?
+check "doctor with CODE_SANDBOX_ROOTLESS=maybe: fails ($st) with the reason and the fix" \
+	"$st:$(grep -c "^FAIL  CODE_SANDBOX_ROOTLESS='maybe'" <<<"$out"):$(grep -c 'fix: unset it, or set it to 0, 1 or auto' <<<"$out")" = 1:1:1
+ok "  and goes on with the other checks" grep -q '^ok    image ' <<<"$out"
 
 # code-sandbox build: each engine's own flags.
 : >"$T/calls"
@@ -418,6 +486,21 @@ check "docker build: --pull=false (Docker's --pull is a boolean), not podman's -
 check "docker build: its own network (no --network=host), BuildKit selected" \
 	"$(grep -c -- '--network' <<<"$b"):$(grep -cx 'docker-env DOCKER_BUILDKIT=1' "$T/calls")" = 0:1
 
+# The npm registry for the build is the user's, not the workspace's: npm
+# reads .npmrc in its working directory, which the agent writes.
+mkdir -p "$T/npmbin"
+cat >"$T/npmbin/npm" <<FAKE
+#!/bin/sh
+[ -f .npmrc ] && echo "registry-from-cwd" || echo "https://registry.invalid/"
+FAKE
+chmod +x "$T/npmbin/npm"
+printf 'registry=https://agent.invalid/\n' >"$T/proj/.npmrc"
+(cd "$T/proj" && env -i PATH="$T/bin:$T/npmbin:/usr/bin:/bin" HOME="$T/home" XDG_CONFIG_HOME="$T/cfg" \
+	XDG_STATE_HOME="$T/state" CONTAINER_ENGINE=podman "$CS" build >/dev/null 2>&1)
+check "build: npm's registry read outside the workspace ($(cat "$T/state/code-sandbox/build/npmrc" 2>/dev/null))" \
+	"$(cat "$T/state/code-sandbox/build/npmrc" 2>/dev/null)" = "registry=https://registry.invalid/"
+rm -f "$T/proj/.npmrc"
+
 # opencode is opt-in (Dockerfile): on an image without it, exit 127 with the fix, no container.
 : >"$T/calls"
 st=0
@@ -432,4 +515,108 @@ ok "  in a container" grep -q '^podman run .*opencode --version$' "$T/calls"
 st=0
 cs "$T/proj" CONTAINER_ENGINE=podman FAKE_LABEL=0 -- -- claude --version >/dev/null 2>&1 || st=$?
 check "code-sandbox -- claude on the default image: runs ($st)" "$st" -eq 0
+# F2: PATH is rebuilt before the launcher runs anything (SECURITY.md, "The
+# launcher's own commands"). It runs in the workspace, which the agent
+# writes: a `docker`, `podman`, `git` or `sed` planted there must never run
+# on the host through an empty, relative or in-workspace PATH entry, for a
+# dry run, doctor, a real run (code-sandbox-pivots too), kube. $T/tools has
+# the system's commands without any engine, so the planted one is the only
+# one some shapes could find.
+mkdir -p "$T/tools" "$T/pws/bin" "$T/other"
+for f in /usr/bin/* /bin/*; do
+	case ${f##*/} in docker | podman | git) continue ;; *) ;; esac
+	[ -e "$T/tools/${f##*/}" ] || ln -s "$f" "$T/tools/${f##*/}"
+done
+PWS=$(cd "$T/pws" && pwd -P)
+for n in docker podman git sed tr grep sha256sum realpath stat find awk id; do
+	for d in "$PWS" "$PWS/bin"; do
+		printf '#!/bin/sh\necho "PWNED %s $*" >>"%s/pwned"\nexit 1\n' "$d/$n" "$T" >"$d/$n"
+		chmod 755 "$d/$n"
+	done
+done
+ln -s "$PWS/bin" "$T/other/via-link"
+cs_path() { # cs_path DIR PATH [VAR=VAL...] -- ARGS...
+	local dir=$1 path=$2 envs=()
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+	shift
+	(cd "$dir" && env -i PATH="$path" HOME="$T/home" XDG_CONFIG_HOME="$T/cfg" \
+		XDG_STATE_HOME="$T/state" HOST_UID=4242 HOST_GID=4343 CODE_SANDBOX_DNS=198.51.100.53 \
+		"${envs[@]}" "$CS" "$@")
+}
+rm -f "$T/pwned"
+# No engine but the planted one: the probe of `docker` (info, --version) is
+# where it would run.
+for shape in "$T/tools:" ":$T/tools" "$T/tools::/nonexistent" ".:$T/tools" "$T/tools:." "bin:$T/tools" \
+	"$PWS/bin:$T/tools" "$PWS:$T/tools" "$T/other/via-link:$T/tools"; do
+	rm -f "$T/pwned"
+	st=0
+	err=$(cs_path "$PWS" "$shape" -- --dry-run -- true 2>&1 >/dev/null) || st=$?
+	check "PATH '${shape//$T/\$T}', no engine but the workspace's: refused ($st), nothing of the workspace ran" \
+		"$st:$(cat "$T/pwned" 2>/dev/null)" = 1:
+	ok "  the reason: no container engine" grep -q 'no container engine' <<<"$err"
+	st=0
+	cs_path "$PWS" "$shape" -- doctor >/dev/null 2>&1 || st=$?
+	check "  doctor with it: fails ($st), nothing of the workspace ran" "$st:$(cat "$T/pwned" 2>/dev/null)" = 1:
+done
+# The planted engine ahead of the real one, and a real run: the engine is
+# the real one, by its absolute path, for the launcher and the pivots check.
+for shape in ".:$T/bin:$T/tools" ":$T/bin:$T/tools" "bin:$T/bin:$T/tools" "$PWS/bin:$T/bin:$T/tools" \
+	"$PWS:$T/bin:$T/tools" "$T/other/via-link:$T/bin:$T/tools"; do
+	rm -f "$T/pwned"
+	for e in podman docker; do
+		out=$(cs_path "$PWS" "$shape" CONTAINER_ENGINE=$e FAKE_DOCKER_INFO=ok -- --dry-run -- true 2>/dev/null)
+		check "PATH '${shape//$T/\$T}', CONTAINER_ENGINE=$e: the real $e, absolute ($(head -n 1 <<<"$out"))" \
+			"$(head -n 1 <<<"$out")" = "$T/bin/$e"
+	done
+	: >"$T/calls"
+	st=0
+	cs_path "$PWS" "$shape" -- -- true >/dev/null 2>&1 || st=$?
+	check "  a real run with it: the real docker ran it ($st)" "$st:$(grep -c '^docker run ' "$T/calls")" = 0:1
+	cs_path "$PWS" "$shape" -- doctor >/dev/null 2>&1 || true
+	cs_path "$PWS" "$shape" -- kube >/dev/null 2>&1 || true
+	cs_path "$PWS" "$shape" -- review >/dev/null 2>&1 || true
+	check "  nothing of the workspace ran (dry run, run, doctor, kube, review): '$(head -c 200 "$T/pwned" 2>/dev/null)'" \
+		! -e "$T/pwned"
+done
+# code-sandbox-pivots on its own: the workspace it is given is the agent's,
+# wherever it is called from.
+st=0
+(cd "$T/other" && env -i PATH="$PWS/bin:$T/tools" "$SOURCE_DIR/bin/code-sandbox-pivots" mounts "$PWS" >/dev/null 2>&1) || st=$?
+check "code-sandbox-pivots mounts WS, WS/bin on PATH, called from elsewhere: works ($st), nothing of WS ran" \
+	"$st:$(cat "$T/pwned" 2>/dev/null)" = 0:
+st=0
+(cd "$T/other" && env -i PATH="$PWS/bin:$T/tools" "$SOURCE_DIR/bin/code-sandbox-pivots" run --workspace "$PWS" \
+	--state "$T/nostate" -- true >/dev/null 2>&1) || st=$?
+check "code-sandbox-pivots run --workspace WS, WS/bin on PATH: nothing of WS ran ($st)" ! -e "$T/pwned"
+rm -f "$T/pwned"
+# A read-write extra mount is the agent's too: what it plants there during
+# the run (the fake engine's run copies the planted commands in) is not run
+# by the pivots check afterwards.
+mkdir -p "$T/rwm"
+: >"$T/calls"
+st=0
+cs_path "$T/proj" "$T/bin:$T/rwm:$T/tools" CONTAINER_ENGINE=podman FAKE_PLANT="$T/rwm" FAKE_PLANT_FROM="$PWS/bin" \
+	-- --mount "$T/rwm:/mnt/rwm" -- true >/dev/null 2>&1 || st=$?
+check "a run with a read-write extra mount on PATH ($st): the run happened, nothing the agent put there ran afterwards" \
+	"$st:$(grep -c '^podman run ' "$T/calls"):$(cat "$T/pwned" 2>/dev/null)" = 0:1:
+rm -rf "$T/pwned" "$T/rwm"
+
+# An engine given by a path in the workspace is the agent's: refused.
+for e in "$PWS/podman" "bin/podman" "./podman"; do
+	st=0
+	cs_path "$PWS" "$T/bin:$T/tools" CONTAINER_ENGINE="$e" -- --dry-run -- true >/dev/null 2>&1 || st=$?
+	check "CONTAINER_ENGINE='${e//$T/\$T}' (the workspace's): refused ($st), not run" "$st:$(cat "$T/pwned" 2>/dev/null)" = 1:
+	rm -f "$T/pwned"
+done
+rm -f "$T/pwned"
+# sane_path runs before any command, so it cannot come from a shared file
+# found through PATH: each script carries it. The copies must not drift.
+fn_body() { awk '/^sane_path\(\) \{/ {on=1} on {print} on && /^}$/ {exit}' "$1"; }
+ref=$(fn_body "$SOURCE_DIR/bin/code-sandbox")
+for f in code-sandbox-pivots code-sandbox-kube; do
+	check "sane_path in bin/$f is the same as bin/code-sandbox's" \
+		"$(fn_body "$SOURCE_DIR/bin/$f" | sha256sum)" = "$(printf '%s\n' "$ref" | sha256sum)"
+done
+check "... and is there at all" "$(printf '%s\n' "$ref" | wc -l)" -gt 10
 tap_done
