@@ -83,6 +83,10 @@ struct req_state {
 	struct wire_request req;
 	const char **argv; /* tool + args, NULL-terminated; strings owned by req */
 	size_t argc;
+	/* argv as the audit log and the backend see it (a psql password as
+	 * "***"), NULL: argv itself. shown_arg is the one string it owns. */
+	const char **shown_argv;
+	char *shown_arg;
 	const char *cwd;         /* container cwd: req.cwd */
 	int fds[WIRE_REQUEST_FDS];
 	size_t n_fds;
@@ -95,6 +99,11 @@ struct req_state {
 	const char *tool_path;
 	struct toolrun tr; /* private directory, file arguments (toolrun.c) */
 };
+
+static const char *const *shown_argv(const struct req_state *s)
+{
+	return s->shown_argv ? s->shown_argv : s->argv;
+}
 
 static long long elapsed_ms(const struct timespec *t0)
 {
@@ -282,7 +291,7 @@ static int audit_decision(struct req_state *s, bool allow, const char *error,
 		.peer_gid = s->cred.gid,
 		.peer_pid = s->cred.pid,
 		.tool = s->req.tool,
-		.argv = s->argv,
+		.argv = shown_argv(s),
 		.argc = s->argc,
 		.container_cwd = s->cwd ? s->cwd : s->req.cwd,
 		.host_cwd = s->host_cwd[0] ? s->host_cwd : NULL,
@@ -795,6 +804,38 @@ static int check_grammar(struct req_state *s)
 	return refuse_by_rule(s, WIRE_ERROR_POLICY_DENIED, "grammar", why);
 }
 
+/* The argv the audit log and the backend see: a password in psql's
+ * connection string or URI as "***" (destinations are shown without their
+ * userinfo the same way); psql itself gets the real one. 0 (nothing to
+ * hide, or s->shown_argv set), -ENOMEM. */
+static int redact_argv(struct req_state *s)
+{
+	const struct toolfiles_plan *p = &s->tr.plan;
+	size_t i = p->psql_conninfo_arg, off = p->psql_conninfo_off, cap;
+	_cleanup_free_ char *arg = NULL;
+	const char **av;
+	int r;
+
+	if (i == 0 || i >= s->argc || off > strlen(s->argv[i]))
+		return 0;
+	cap = off + PSQLTARGET_REDACT_CAP(strlen(s->argv[i] + off));
+	arg = malloc(cap);
+	if (!arg)
+		return -ENOMEM;
+	memcpy(arg, s->argv[i], off);
+	r = psqltarget_redact_password(s->argv[i] + off, arg + off, cap - off);
+	if (r <= 0)
+		return r;
+	av = calloc(s->argc + 1, sizeof(*av));
+	if (!av)
+		return -ENOMEM;
+	memcpy(av, s->argv, s->argc * sizeof(*av));
+	av[i] = arg;
+	s->shown_argv = av;
+	s->shown_arg = TAKE_PTR(arg);
+	return 0;
+}
+
 /* Step 7: the tool's run plan (lib/toolfiles.c): the rule that it runs in
  * an empty private directory and reads only files the daemon opened
  * beneath the workspace; options that write files, read host paths or
@@ -804,15 +845,22 @@ static int plan_tool(struct req_state *s)
 	struct toolfiles_config tc = {
 		.gh_host = s->d->conf->gh_host ? s->d->conf->gh_host : "github.com",
 		.psql_stdin = s->d->conf->psql_stdin != 0,
+		.psql_user = s->d->psql_user,
 	};
 	char why[AUTHZ_MAX_REASON];
 
-	if (toolfiles_plan(s->req.tool, s->argv, s->argc, &tc, &s->tr.plan) < 0) {
+	if (toolfiles_plan(s->req.tool, s->argv, s->argc, &tc, &s->tr.plan) < 0 ||
+	    redact_argv(s) < 0) {
 		dispatch_reply_error(s->conn, WIRE_ERROR_INTERNAL, "cannot plan the command");
 		return -EINVAL;
 	}
-	if (!s->tr.plan.refused)
+	if (!s->tr.plan.refused) {
+		/* From here on a refusal's record names psql's target too
+		 * (prepare_tool refuses socket directories in the workspace). */
+		if (strcmp(s->req.tool, "psql") == 0)
+			s->psql = &s->tr.plan.psql;
 		return 0;
+	}
 	(void)snprintf(why, sizeof(why), "'%.64s' is refused: %s",
 		       s->tr.plan.refused_arg ? s->tr.plan.refused_arg : s->req.tool,
 		       s->tr.plan.refused);
@@ -882,7 +930,7 @@ static int decide(struct req_state *s, struct authz_decision *dec)
 	struct authz_request ar = {
 		.request_id = s->id,
 		.tool = s->req.tool,
-		.argv = s->argv,
+		.argv = shown_argv(s),
 		.argc = s->argc,
 		.container_cwd = s->cwd,
 		.host_cwd = s->host_cwd,
@@ -1009,6 +1057,8 @@ void *dispatch_connection(void *arg)
 	release_limits(s);
 	free(s->destination);
 	free(s->argv);
+	free(s->shown_argv);
+	free(s->shown_arg);
 	free(s->frame);
 	wire_request_done(&s->req);
 	free(s);

@@ -223,6 +223,10 @@ struct toolrun {
 	const char *env[4];
 };
 
+/* At start-up, for each tool-table entry: may path (its realpath rp) be
+ * run as this tool (toolfiles_check_binary(): no psql wrapper script)?
+ * 0, or -errno logged with the real binary to name instead. */
+int toolrun_check_tool(const char *name, const char *path, const char *rp);
 /* Makes the work directory and terraform's CLI configuration. Logs. */
 int toolrun_init(struct execd *d);
 void toolrun_done(struct execd *d);
@@ -287,6 +291,7 @@ struct execd {
 	bool work_owned;   /* made by us at start-up: removed at exit */
 	char *tool_env[3]; /* TF_CLI_CONFIG_FILE=, TF_PLUGIN_CACHE_DIR=, GH_HOST= */
 	struct privdir_pool privdirs;
+	char *psql_user;   /* our user's name: psql's default user and database; NULL: unknown */
 
 	pthread_mutex_t lock;
 	pthread_cond_t idle; /* broadcast when threads drops to 0 */

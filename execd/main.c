@@ -132,6 +132,10 @@ static int resolve_tools(struct execd *d)
 			return log_error_errno(-EACCES, "tool '%s': '%s' is not an executable file",
 					       conf.tools[i].name, conf.tools[i].path);
 		}
+		if (toolrun_check_tool(conf.tools[i].name, conf.tools[i].path, rp) < 0) {
+			free(rp);
+			return -EINVAL;
+		}
 		/* Executed at the configured path, not its realpath: a
 		 * multiplexing wrapper (Debian's /usr/bin/psql is pg_wrapper, a
 		 * script) decides what to do from the name it was started by,

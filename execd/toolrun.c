@@ -11,9 +11,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <limits.h>
 #include <linux/openat2.h>
 #include <poll.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +115,37 @@ static void rm_tree_at(int parent, const char *name, unsigned depth)
 	(void)unlinkat(parent, name, AT_REMOVEDIR);
 }
 
+int toolrun_check_tool(const char *name, const char *path, const char *rp)
+{
+	_cleanup_close_ int fd = open(rp, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+	char head[2];
+	const char *why = NULL;
+	ssize_t n;
+	glob_t g = { 0 };
+
+	if (fd < 0)
+		return log_error_errno(-errno, "tool '%s': cannot open '%s': %s", name, path,
+				       strerror(errno));
+	do
+		n = read(fd, head, sizeof(head));
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return log_error_errno(-errno, "tool '%s': cannot read '%s': %s", name, path,
+				       strerror(errno));
+	if (toolfiles_check_binary(name, rp, head, (size_t)n, &why) >= 0)
+		return 0;
+	/* Name the binary to configure instead (Debian: one per version). */
+	if (glob("/usr/lib/postgresql/*/bin/psql", 0, NULL, &g) == 0 && g.gl_pathc > 0)
+		log_error("tool '%s': '%s' is refused: %s; name the real binary: tool %s = %s", name,
+			  path, why, name, g.gl_pathv[g.gl_pathc - 1]);
+	else
+		log_error("tool '%s': '%s' is refused: %s; name the real binary "
+			  "(/usr/lib/postgresql/<version>/bin/psql)",
+			  name, path, why);
+	globfree(&g);
+	return -EINVAL;
+}
+
 int toolrun_init(struct execd *d)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -176,6 +209,21 @@ int toolrun_init(struct execd *d)
 		if (r < 0)
 			return log_error_errno(r, "Cannot write '%s': %s", rc, strerror(-r));
 	}
+	/* libpq's default user (and database) is the name of the user psql
+	 * runs as, ours (the namespace maps our uid to itself): the policy
+	 * judges it (lib/psqltarget.h). */
+	{
+		struct passwd *pw = getpwuid(geteuid());
+
+		if (pw && pw->pw_name) {
+			d->psql_user = strdup(pw->pw_name);
+			if (!d->psql_user)
+				return -ENOMEM;
+		} else
+			log_warn("No user name for uid %u: psql commands without -U are refused, "
+				 "ignoring",
+				 (unsigned)geteuid());
+	}
 	if (asprintf(&d->tool_env[0], "TF_CLI_CONFIG_FILE=%s", rc) < 0 ||
 	    asprintf(&d->tool_env[1], "TF_PLUGIN_CACHE_DIR=%s/tf-plugin-cache", d->work_path) < 0 ||
 	    asprintf(&d->tool_env[2], "GH_HOST=%s", d->conf->gh_host ? d->conf->gh_host : "github.com") < 0)
@@ -202,6 +250,8 @@ void toolrun_done(struct execd *d)
 	free(d->work_path);
 	for (size_t i = 0; i < ELEMENTSOF(d->tool_env); i++)
 		free(d->tool_env[i]);
+	free(d->psql_user);
+	d->psql_user = NULL;
 }
 
 /* Opens a path the agent named, beneath the mapped workspace: absolute

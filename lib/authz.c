@@ -31,7 +31,13 @@
  *  - libpq's connection target (PGHOST, PGHOSTADDR, PGPORT, PGDATABASE,
  *    PGUSER, PGSERVICE, PGPASSFILE): psql would connect elsewhere than the
  *    host, port, database and user the policy judged and the audit log
- *    records (lib/psqltarget.h). PGPASSWORD stays allowed: a credential. */
+ *    records (lib/psqltarget.h); the files libpq reads in their place
+ *    (PGSSLCERT, PGSSLKEY, PGSSLROOTCERT, PGSSLCRL, PGSSLCRLDIR, like the
+ *    conninfo keywords psqltarget refuses); postgresql-common's PGCLUSTER
+ *    and PG_CLUSTER_CONF_ROOT, which pg_wrapper turns into PGHOST/PGPORT
+ *    (the daemon refuses pg_wrapper as the psql tool; refused here too in
+ *    case another tool runs a postgresql-common client). PGPASSWORD stays
+ *    allowed: a credential. */
 static const char *const refused_names[] = {
 	"GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES", "LOCALDOMAIN",
 	"LOCPATH", "NIS_PATH", "NLSPATH", "RESOLV_HOST_CONF", "RES_OPTIONS", "TMPDIR",
@@ -46,6 +52,8 @@ static const char *const refused_names[] = {
 	"JDK_JAVA_OPTIONS", "ZDOTDIR",
 	"GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES", "CLOUDSDK_PYTHON",
 	"PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGUSER", "PGSERVICE", "PGPASSFILE",
+	"PGSSLCERT", "PGSSLKEY", "PGSSLROOTCERT", "PGSSLCRL", "PGSSLCRLDIR", "PGCLUSTER",
+	"PG_CLUSTER_CONF_ROOT",
 };
 
 /* Name prefixes a backend may never set:

@@ -2,7 +2,8 @@
 /* psql's connection target (contract in psqltarget.h). The connection
  * string grammar is libpq's (PostgreSQL 15, "Connection Strings"): words
  * `keyword = value`, a value optionally in single quotes with \' and \\,
- * unquoted values ending at blanks with backslash escaping the next byte;
+ * unquoted values ending at blanks with backslash escaping the next byte (a
+ * trailing one dropped, as PQconninfoParse does: tests/unit/test-psqltarget-libpq.c);
  * URIs postgresql://[user[:password]@][host][:port][/dbname][?k=v&...] with
  * %XX escapes in every part. Where our reading and libpq's could differ (an
  * '@' outside the user part, a '[' that is not an IPv6 literal) the string
@@ -131,7 +132,16 @@ static int canonical_host(const char *v, size_t len, char *out, size_t cap, cons
 		struct in6_addr a6;
 
 		/* An IPv6 literal (no zone: "%eth0" is refused by inet_pton). */
-		if (inet_pton(AF_INET6, tmp, &a6) != 1 || !inet_ntop(AF_INET6, &a6, out, (socklen_t)cap))
+		if (inet_pton(AF_INET6, tmp, &a6) != 1)
+			return fail(reterr, "psql host: not an IPv6 address", -EINVAL);
+		/* ::ffff:127.0.0.1 reaches 127.0.0.1 (a dual-stack socket): it is
+		 * that address to the policy, or it would pass a rule naming it. */
+		if (IN6_IS_ADDR_V4MAPPED(&a6)) {
+			if (!inet_ntop(AF_INET, &a6.s6_addr[12], out, (socklen_t)cap))
+				return fail(reterr, "psql host too long", -EINVAL);
+			return 0;
+		}
+		if (!inet_ntop(AF_INET6, &a6, out, (socklen_t)cap))
 			return fail(reterr, "psql host: not an IPv6 address", -EINVAL);
 		return 0;
 	}
@@ -255,6 +265,29 @@ int psqltarget_set(struct psqltarget *t, enum psqltarget_field f, const char *va
 	return 0;
 }
 
+int psqltarget_fill_defaults(struct psqltarget *t, const char *default_user, const char **reterr)
+{
+	int r;
+
+	if (!t)
+		return fail(reterr, "internal error", -EINVAL);
+	if (!t->user[0]) {
+		if (!default_user)
+			return fail(reterr, "psql's default user (the host user's name) is unknown: give -U",
+				    -EINVAL);
+		r = psqltarget_set(t, PSQLTARGET_USER, default_user, strlen(default_user), reterr);
+		if (r < 0)
+			return r;
+	}
+	if (!t->dbname[0])
+		memcpy(t->dbname, t->user, strlen(t->user) + 1);
+	if (!t->port[0])
+		memcpy(t->port, PSQLTARGET_DEFAULT_PORT, sizeof(PSQLTARGET_DEFAULT_PORT));
+	if (!t->host[0])
+		memcpy(t->host, PSQLTARGET_DEFAULT_SOCKET_DIR, sizeof(PSQLTARGET_DEFAULT_SOCKET_DIR));
+	return 0;
+}
+
 bool psqltarget_is_conninfo(const char *dbname)
 {
 	return dbname && (strchr(dbname, '=') ||
@@ -298,59 +331,88 @@ static bool is_blank(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
 
+/* One "keyword = value" of a connection string: the keyword and the raw
+ * value (quotes and escapes included) as spans of s, the value as libpq
+ * reads it in val. */
+struct word {
+	size_t ks, kl; /* keyword */
+	size_t vs, ve; /* raw value */
+	size_t vl;     /* bytes in val */
+};
+
+/* The word at s[*i..len) (libpq's conninfo_parse), *i moved past it. 1
+ * with *w filled, 0 at the end of s, -EINVAL on a syntax error (*i at
+ * the start of the word). val holds at least len bytes. */
+static int next_word(const char *s, size_t len, size_t *i, struct word *w, char *val,
+		     const char **reterr)
+{
+	size_t j = *i;
+
+	*w = (struct word){ 0 };
+	while (j < len && is_blank(s[j]))
+		j++;
+	*i = j;
+	if (j >= len)
+		return 0;
+	w->ks = j;
+	while (j < len && s[j] != '=' && !is_blank(s[j]))
+		j++;
+	w->kl = j - w->ks;
+	while (j < len && is_blank(s[j]))
+		j++;
+	if (w->kl == 0 || j >= len || s[j] != '=')
+		return fail(reterr, "psql connection string: expected keyword=value", -EINVAL);
+	j++;
+	while (j < len && is_blank(s[j]))
+		j++;
+	w->vs = j;
+	if (j < len && s[j] == '\'') {
+		j++;
+		for (;;) {
+			if (j >= len)
+				return fail(reterr, "psql connection string: unterminated quote", -EINVAL);
+			if (s[j] == '\'')
+				break;
+			if (s[j] == '\\') {
+				if (++j >= len)
+					return fail(reterr, "psql connection string: unterminated quote",
+						    -EINVAL);
+			}
+			val[w->vl++] = s[j++];
+		}
+		j++;
+	} else {
+		/* libpq: a backslash takes the next byte as it is (a blank
+		 * too) and a trailing one is dropped, so "dbname=postgres\\"
+		 * is postgres. */
+		while (j < len && !is_blank(s[j])) {
+			if (s[j] == '\\') {
+				if (++j < len)
+					val[w->vl++] = s[j++];
+				continue;
+			}
+			val[w->vl++] = s[j++];
+		}
+	}
+	w->ve = j;
+	*i = j;
+	return 1;
+}
+
 /* "key = value key2='v a l'" (libpq's conninfo_parse). */
 static int parse_words(struct psqltarget *t, const char *s, size_t len, const char **reterr)
 {
 	char val[PSQLTARGET_MAX_CONNINFO];
 	size_t i = 0;
+	struct word w;
+	int r;
 
-	while (i < len) {
-		size_t ks, kl, vl = 0;
-		int r;
-
-		while (i < len && is_blank(s[i]))
-			i++;
-		if (i >= len)
-			break;
-		ks = i;
-		while (i < len && s[i] != '=' && !is_blank(s[i]))
-			i++;
-		kl = i - ks;
-		while (i < len && is_blank(s[i]))
-			i++;
-		if (kl == 0 || i >= len || s[i] != '=')
-			return fail(reterr, "psql connection string: expected keyword=value", -EINVAL);
-		i++;
-		while (i < len && is_blank(s[i]))
-			i++;
-		if (i < len && s[i] == '\'') {
-			i++;
-			for (;;) {
-				if (i >= len)
-					return fail(reterr, "psql connection string: unterminated quote",
-						    -EINVAL);
-				if (s[i] == '\'')
-					break;
-				if (s[i] == '\\') {
-					if (++i >= len)
-						return fail(reterr, "psql connection string: unterminated quote",
-							    -EINVAL);
-				}
-				val[vl++] = s[i++];
-			}
-			i++;
-		} else {
-			while (i < len && !is_blank(s[i])) {
-				if (s[i] == '\\' && i + 1 < len)
-					i++;
-				val[vl++] = s[i++];
-			}
-		}
-		r = apply_keyword(t, s + ks, kl, val, vl, reterr);
+	while ((r = next_word(s, len, &i, &w, val, reterr)) > 0) {
+		r = apply_keyword(t, s + w.ks, w.kl, val, w.vl, reterr);
 		if (r < 0)
 			return r;
 	}
-	return 0;
+	return r;
 }
 
 static int hexval(char c)
@@ -513,6 +575,124 @@ int psqltarget_parse_conninfo(struct psqltarget *t, const char *s, const char **
 	    strncmp(s, URI_PREFIX_SHORT, STRLEN(URI_PREFIX_SHORT)) == 0)
 		return parse_uri(t, s, len, reterr);
 	return parse_words(t, s, len, reterr);
+}
+
+#define REDACTED "***"
+
+struct out {
+	char *buf;
+	size_t cap, n;
+	bool overflow;
+};
+
+static void out_put(struct out *o, const char *p, size_t n)
+{
+	if (o->overflow || n >= o->cap - o->n) {
+		o->overflow = true;
+		return;
+	}
+	memcpy(o->buf + o->n, p, n);
+	o->n += n;
+	o->buf[o->n] = '\0';
+}
+
+/* Keyword form: the value of each keyword with "password" in it (password,
+ * sslpassword, a misspelt one), as next_word() delimits it. A string that
+ * does not parse to the end keeps its readable start; the rest is
+ * redacted when "password" occurs in it. */
+static bool redact_words(const char *s, size_t len, struct out *o)
+{
+	char val[PSQLTARGET_MAX_CONNINFO];
+	size_t i = 0, last = 0;
+	bool changed = false;
+	struct word w;
+	int r;
+
+	if (len >= sizeof(val)) {
+		out_put(o, REDACTED, STRLEN(REDACTED));
+		return true;
+	}
+	while ((r = next_word(s, len, &i, &w, val, NULL)) > 0) {
+		if (memmem(s + w.ks, w.kl, "password", 8)) {
+			out_put(o, s + last, w.vs - last);
+			out_put(o, REDACTED, STRLEN(REDACTED));
+			last = w.ve;
+			changed = true;
+		}
+	}
+	if (r < 0 && memmem(s + i, len - i, "password", 8)) {
+		out_put(o, s + last, i - last);
+		out_put(o, REDACTED, STRLEN(REDACTED));
+		return true;
+	}
+	out_put(o, s + last, len - last);
+	return changed;
+}
+
+/* URI form: the password of user:password@ (up to the last '@' before
+ * the path, so a refused "u:p@h@x" is covered too) and parameters with
+ * "password" in their (%-decoded) name. */
+static bool redact_uri(const char *s, size_t len, struct out *o)
+{
+	const char *p = s, *end = s + len, *auth_end, *at = NULL, *q, *last = s;
+	bool changed = false;
+
+	p += strncmp(s, URI_PREFIX, STRLEN(URI_PREFIX)) == 0 ? STRLEN(URI_PREFIX)
+							    : STRLEN(URI_PREFIX_SHORT);
+	auth_end = p + strcspn(p, "/?");
+	for (const char *c = p; c < auth_end; c++)
+		if (*c == '@')
+			at = c;
+	if (at) {
+		const char *colon = memchr(p, ':', (size_t)(at - p));
+
+		if (colon) {
+			out_put(o, last, (size_t)(colon + 1 - last));
+			out_put(o, REDACTED, STRLEN(REDACTED));
+			last = at;
+			changed = true;
+		}
+	}
+	q = memchr(auth_end, '?', (size_t)(end - auth_end));
+	while (q && q < end) {
+		const char *k = q + 1, *amp = memchr(k, '&', (size_t)(end - k));
+		const char *pend = amp ? amp : end;
+		const char *eq = memchr(k, '=', (size_t)(pend - k));
+		char key[PSQLTARGET_MAX_CONNINFO];
+		size_t kl;
+
+		if (eq && (size_t)(eq - k) < sizeof(key) &&
+		    pct_decode(k, (size_t)(eq - k), key, &kl, NULL) >= 0 &&
+		    memmem(key, kl, "password", 8)) {
+			out_put(o, last, (size_t)(eq + 1 - last));
+			out_put(o, REDACTED, STRLEN(REDACTED));
+			last = pend;
+			changed = true;
+		}
+		q = amp;
+	}
+	out_put(o, last, (size_t)(end - last));
+	return changed;
+}
+
+int psqltarget_redact_password(const char *s, char *buf, size_t cap)
+{
+	struct out o = { .buf = buf, .cap = cap };
+	size_t len;
+	bool changed;
+
+	if (!s || !buf || cap == 0)
+		return -EINVAL;
+	buf[0] = '\0';
+	len = strlen(s);
+	if (strncmp(s, URI_PREFIX, STRLEN(URI_PREFIX)) == 0 ||
+	    strncmp(s, URI_PREFIX_SHORT, STRLEN(URI_PREFIX_SHORT)) == 0)
+		changed = redact_uri(s, len, &o);
+	else
+		changed = redact_words(s, len, &o);
+	if (o.overflow)
+		return -ENOBUFS;
+	return changed ? 1 : 0;
 }
 
 static int put(struct json_object *o, const char *k, const char *v)

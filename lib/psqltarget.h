@@ -22,10 +22,12 @@
  *     names over 63 bytes (the server cuts them), empty values (libpq's
  *     default instead), control characters, abstract sockets ("@name").
  * Values are canonical: host names lowercase without a trailing dot, IPv6
- * literals in inet_ntop form, ports without leading zeros. A socket
+ * literals in inet_ntop form (an IPv4-mapped one, ::ffff:a.b.c.d, as the
+ * IPv4 address it reaches), ports without leading zeros. A socket
  * directory ("/run/postgresql") is kept as written, without "." or ".."
  * segments, doubled or trailing slashes. A field the command does not give
- * is "" (psql uses its default: the local socket, 5432, the user's name). */
+ * is "" until psqltarget_fill_defaults() puts in what libpq uses instead,
+ * so that a policy sees the target psql really connects to. */
 #ifndef CS_PSQLTARGET_H
 #define CS_PSQLTARGET_H
 
@@ -36,6 +38,14 @@
 #define PSQLTARGET_MAX_NAME 63       /* database and user names: NAMEDATALEN - 1 */
 #define PSQLTARGET_MAX_PORT 5        /* digits */
 #define PSQLTARGET_MAX_CONNINFO 4096 /* bytes of one connection string */
+/* libpq's defaults for what a command does not give (PostgreSQL 15,
+ * connectOptions2): the socket directory it was built with (Debian's
+ * libpq: DEFAULT_PGSOCKET_DIR /var/run/postgresql), 5432, and the
+ * database named like the user. The daemon builds psql's environment from
+ * scratch (no PGHOST, PGPORT, ...: lib/authz.c), so nothing else
+ * changes them. */
+#define PSQLTARGET_DEFAULT_SOCKET_DIR "/var/run/postgresql"
+#define PSQLTARGET_DEFAULT_PORT "5432"
 
 enum psqltarget_field {
 	PSQLTARGET_HOST,
@@ -62,6 +72,13 @@ const char *psqltarget_get(const struct psqltarget *t, enum psqltarget_field f);
 int psqltarget_set(struct psqltarget *t, enum psqltarget_field f, const char *value, size_t len,
 		   const char **reterr);
 
+/* Fills the fields t does not have with libpq's defaults: host
+ * PSQLTARGET_DEFAULT_SOCKET_DIR, port PSQLTARGET_DEFAULT_PORT, user
+ * default_user (the name of the user psql runs as: libpq takes it from
+ * getpwuid(geteuid())), database the user. 0; -EINVAL (with *reterr) when
+ * the user is needed and default_user is NULL or not a valid name. */
+int psqltarget_fill_defaults(struct psqltarget *t, const char *default_user, const char **reterr);
+
 /* True when libpq expands this database value as a connection string: it
  * contains '=' or starts with "postgresql://" or "postgres://". */
 bool psqltarget_is_conninfo(const char *dbname);
@@ -73,6 +90,14 @@ bool psqltarget_is_conninfo(const char *dbname);
  * *reterr. On failure t may hold some of the string's fields: the caller
  * refuses the command. */
 int psqltarget_parse_conninfo(struct psqltarget *t, const char *s, const char **reterr);
+
+/* The connection string s with every password shown as "***"
+ * ("password=***", "postgresql://user:***@host", "?password=***"), for the
+ * audit log and the backends; psql runs with s as it is. Into buf (cap
+ * bytes; PSQLTARGET_REDACT_CAP(strlen(s)) always suffice): 1 when
+ * something was redacted, 0 when buf is a copy of s, -ENOBUFS, -EINVAL. */
+#define PSQLTARGET_REDACT_CAP(len) (2 * (len) + 8)
+int psqltarget_redact_password(const char *s, char *buf, size_t cap);
 
 struct json_object;
 /* {"host":..,"port":..,"dbname":..,"user":..} (null for a field not given)

@@ -683,7 +683,8 @@ static void psql_option(struct scan *s, const struct psql_found *o, const char *
 /* The connection fields from what the options and operands gave
  * (conn: -h, -p, -d, -U values, NULL when absent), the way psql hands them
  * to libpq: the database value expanded when it is a connection string. */
-static void psql_target(struct scan *s, const char *const conn[4])
+static void psql_target(struct scan *s, const char *const conn[4],
+			const struct toolfiles_config *cfg)
 {
 	static const enum psqltarget_field fields[4] = { PSQLTARGET_HOST, PSQLTARGET_PORT,
 							 PSQLTARGET_DBNAME, PSQLTARGET_USER };
@@ -705,8 +706,12 @@ static void psql_target(struct scan *s, const char *const conn[4])
 		}
 	}
 	/* psql -l without a database connects to "postgres". */
-	if (s->p->psql_list && !conn[2])
+	if (s->p->psql_list && !conn[2] && !t->dbname[0])
 		(void)psqltarget_set(t, PSQLTARGET_DBNAME, "postgres", 8, &why);
+	/* What psql connects to without being told: a rule on db= or user=
+	 * must see it (deny db=postgres and `psql -U postgres`). */
+	if (psqltarget_fill_defaults(t, cfg->psql_user, &why) < 0)
+		refuse(s, why, s->argv[0]);
 }
 
 static void plan_psql(struct scan *s, const struct toolfiles_config *cfg)
@@ -716,6 +721,19 @@ static void plan_psql(struct scan *s, const struct toolfiles_config *cfg)
 
 	s->p->stdin_null = !cfg->psql_stdin;
 	s->p->prepend[s->p->n_prepend++] = "-X"; /* no ~/.psqlrc, and PSQLRC=/dev/null too */
+	/* Belt and braces against a pg_wrapper in the tool table (the daemon
+	 * refuses one at start-up, toolfiles_check_binary()): it takes the
+	 * first word "--cluster" or "--cluster=VER/HOST:PORT" before "--" out
+	 * of argv, even an option's value ("-c --cluster=..."), and connects
+	 * there. Refused in any position: psql itself has no such option. */
+	for (size_t i = 1; i < s->argc; i++)
+		if (strcmp(s->argv[i], "--cluster") == 0 ||
+		    strncmp(s->argv[i], "--cluster=", STRLEN("--cluster=")) == 0) {
+			refuse(s, "--cluster is pg_wrapper's (it would connect elsewhere than the "
+				  "command says): give -h and -p",
+			       s->argv[i]);
+			return;
+		}
 	for (size_t i = 1; i < s->argc && !s->p->refused; i++) {
 		const char *a = s->argv[i];
 		struct psql_found o = { 0 };
@@ -768,8 +786,35 @@ static void plan_psql(struct scan *s, const struct toolfiles_config *cfg)
 			psql_option(s, &o, conn);
 		}
 	}
+	if (conn[2] && psqltarget_is_conninfo(conn[2]))
+		for (size_t i = 1; i < s->argc; i++)
+			if (conn[2] >= s->argv[i] && conn[2] <= s->argv[i] + strlen(s->argv[i])) {
+				s->p->psql_conninfo_arg = i;
+				s->p->psql_conninfo_off = (size_t)(conn[2] - s->argv[i]);
+				break;
+			}
 	if (!s->p->refused)
-		psql_target(s, conn);
+		psql_target(s, conn, cfg);
+}
+
+int toolfiles_check_binary(const char *tool, const char *realpath, const char *head,
+			   size_t head_len, const char **reterr)
+{
+	if (!tool || !realpath || (!head && head_len > 0))
+		return -EINVAL;
+	if (strcmp(tool, "psql") != 0)
+		return 0;
+	if (strstr(realpath, "/postgresql-common/")) {
+		*reterr = "it is postgresql-common's pg_wrapper, which rewrites psql's arguments and "
+			  "target after the policy decided (--cluster, ~/.postgresqlrc)";
+		return -EINVAL;
+	}
+	if (head_len >= 2 && head[0] == '#' && head[1] == '!') {
+		*reterr = "it is a script, not the psql binary (a wrapper can change the arguments "
+			  "and target after the policy decided)";
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int toolfiles_plan(const char *tool, const char *const *argv, size_t argc,

@@ -58,6 +58,7 @@ struct toolfiles_file {
 struct toolfiles_config {
 	const char *gh_host; /* the one GitHub host gh may talk to ("github.com") */
 	bool psql_stdin;     /* psql may read the agent's stdin */
+	const char *psql_user; /* the name of the user psql runs as: libpq's default user */
 };
 
 struct toolfiles_plan {
@@ -79,6 +80,11 @@ struct toolfiles_plan {
 	const char *tf_show;
 	struct psqltarget psql; /* psql: what it connects to (lib/psqltarget.h) */
 	bool psql_list;         /* psql -l */
+	/* psql: the database value libpq expands as a connection string, at
+	 * argv[psql_conninfo_arg] + psql_conninfo_off (0: none); it may hold a
+	 * password, which the audit log and the backends are not shown
+	 * (psqltarget_redact_password()). Set also when the command is refused. */
+	size_t psql_conninfo_arg, psql_conninfo_off;
 	size_t n_guarded; /* aws guarded options: argv indexes (value attached or next) */
 	size_t guarded[TOOLFILES_MAX_FILES];
 	const char *refused;     /* static reason; the daemon denies */
@@ -90,6 +96,16 @@ struct toolfiles_plan {
  * -EINVAL for NULL arguments. The plan points into argv. */
 int toolfiles_plan(const char *tool, const char *const *argv, size_t argc,
 		   const struct toolfiles_config *cfg, struct toolfiles_plan *ret);
+
+/* May the tool table run this file as `tool`? For psql: not a script
+ * (head, the file's first head_len bytes, starts with "#!") and not in
+ * postgresql-common (realpath): Debian's /usr/bin/psql is pg_wrapper, a
+ * Perl script that, after the policy decided, takes a --cluster argument
+ * (anywhere, even an option's value) out of argv and connects where it
+ * says, and picks the target from ~/.postgresqlrc and user_clusters when
+ * no -h/-p is given. 0, or -EINVAL with *reterr a static reason. */
+int toolfiles_check_binary(const char *tool, const char *realpath, const char *head,
+			   size_t head_len, const char **reterr);
 
 /* Is s a plan id of the daemon's form (TOOLFILES_TF_PLAN_PREFIX + hex)? */
 bool toolfiles_tf_plan_id_valid(const char *s);

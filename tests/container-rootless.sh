@@ -79,6 +79,9 @@ if ! grep -q "^$USER_NAME:" /etc/subuid 2>/dev/null || ! grep -q "^$USER_NAME:" 
 fi
 stage_dir T cs-rootless
 CS_T=$T
+# The user's commands start in a directory it can enter (a checkout may
+# sit in a 0700 home: podman then cannot chdir, issue 12).
+cd "$T" || exit 1
 RUN_DIR=$T/run
 install -d -m 0700 -o "$uid" -g "$gid" "$RUN_DIR"
 # Native overlay in the user namespace (Linux 5.13+); podman 4.3 picks vfs

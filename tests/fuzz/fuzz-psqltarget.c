@@ -4,7 +4,8 @@
  * piece also goes alone to the connection string parser). Whatever is
  * accepted must be a target the policy can trust: every field within its
  * cap, valid UTF-8, no control characters, no host or port list, a port of
- * 1..65535 without leading zeros; a refusal always has a reason. */
+ * 1..65535 without leading zeros; a refusal always has a reason; password
+ * redaction fits its documented buffer. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,7 +48,7 @@ static void check_target(const struct psqltarget *t)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const struct toolfiles_config cfg = { .gh_host = "github.com" };
+	static const struct toolfiles_config cfg = { .gh_host = "github.com", .psql_user = "fuzz" };
 	char *buf = malloc(size + 1);
 	const char *argv[FUZZ_MAX_ARGS + 1] = { "psql" };
 	size_t argc = 1;
@@ -64,12 +65,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	} else
 		check_target(&t);
+	/* Redaction always fits PSQLTARGET_REDACT_CAP. */
+	{
+		size_t cap = PSQLTARGET_REDACT_CAP(strlen(buf));
+		char *red = malloc(cap);
+
+		if (red && psqltarget_redact_password(buf, red, cap) < 0)
+			abort();
+		free(red);
+	}
 	for (size_t off = 0; off <= size && argc < FUZZ_MAX_ARGS; off += strlen(buf + off) + 1)
 		argv[argc++] = buf + off;
 	if (toolfiles_plan("psql", argv, argc, &cfg, &p) < 0)
 		abort();
 	if (!p.refused)
 		check_target(&p.psql);
+	if (p.psql_conninfo_arg >= argc ||
+	    (p.psql_conninfo_arg && p.psql_conninfo_off > strlen(argv[p.psql_conninfo_arg])))
+		abort();
 	for (size_t i = 0; i < p.n_sql; i++)
 		if (p.sql[i].arg == 0 || p.sql[i].arg >= argc ||
 		    p.sql[i].prefix_len > strlen(argv[p.sql[i].arg]))

@@ -2,7 +2,8 @@
 # The host tools through sandbox-execd, as an attacker in the container
 # would try them, each attack with its control (the same command without
 # the attack still runs). Real tools from Debian: psql (postgresql-client:
-# /usr/bin/psql is pg_wrapper), gh, aws (awscli). kubectl and terraform have
+# the real binary, /usr/lib/postgresql/VER/bin/psql; /usr/bin/psql is
+# pg_wrapper, which the daemon refuses), gh, aws (awscli). kubectl and terraform have
 # no Debian package: kubectl is a stub that prints its directory, arguments
 # and the files it was handed (the grammar, refusal and file paths are the
 # daemon's either way); terraform is the real binary when one is installed
@@ -24,6 +25,8 @@ execd_reexec_in_ns "$@"
 for t in psql gh aws; do
 	command -v "/usr/bin/$t" >/dev/null || { echo "1..0 # SKIP /usr/bin/$t missing (tools/packages.txt)"; exit 77; }
 done
+PSQL=$(find /usr/lib/postgresql -path '*/bin/psql' -type f 2>/dev/null | sort -V | tail -n 1)
+[ -n "$PSQL" ] || { echo "1..0 # SKIP no /usr/lib/postgresql/VER/bin/psql (tools/packages.txt)"; exit 77; }
 execd_setup
 for t in psql gh aws kubectl terraform; do ln -s "$WRAPPER" "$T/bin/$t"; done
 execd_private_binaries
@@ -67,7 +70,7 @@ trap 'kill $listener 2>/dev/null; execd_cleanup' EXIT
 wait_until 10 test -e "$T/listener.ready"
 
 tools_conf() { # tools_conf [LINES]
-	execd_conf "tool psql = /usr/bin/psql" "tool gh = /usr/bin/gh" "tool aws = /usr/bin/aws" \
+	execd_conf "tool psql = $PSQL" "tool gh = /usr/bin/gh" "tool aws = /usr/bin/aws" \
 		"tool kubectl = $T/prog/tool-stub" "tool terraform = $TERRAFORM" "$@"
 }
 run() { # run DIR CMD...: through the wrapper; sets ST, OUT (stdout+stderr)
@@ -80,6 +83,20 @@ W=$T/ws
 echo "apiVersion: v1 # the manifest" >"$W/deploy.yaml"
 ln -s /etc/passwd "$W/passwd-link"
 chown -h "$EXECD_USER:" "$W/deploy.yaml" "$W/passwd-link"
+
+# === phase 0: pg_wrapper in the tool table ===================================
+# /usr/bin/psql is postgresql-common's pg_wrapper: after the decision it
+# takes "--cluster=VER/HOST:PORT" out of argv (even an option's value) and
+# connects there. The daemon refuses to start with it, naming the binary.
+execd_conf "tool psql = /usr/bin/psql"
+CHECK_OUT=$("${RUN_AS[@]}" env -i PATH=/usr/bin:/bin HOME="$T/home" "$EXECD" --config "$T/execd.conf" --check 2>&1)
+check "tool psql = /usr/bin/psql (pg_wrapper): --check fails" "$?" -ne 0
+check "... naming the real binary" "$(echo "$CHECK_OUT" | grep -c "tool psql = $PSQL")" -eq 1
+timeout 10 "${RUN_AS[@]}" env -i PATH=/usr/bin:/bin HOME="$T/home" "$EXECD" --config "$T/execd.conf" 2>>"$T/daemon.log"
+check "... and the daemon does not start (exits 1, before listening)" "$?" -eq 1
+execd_conf "tool psql = $PSQL"
+"${RUN_AS[@]}" env -i PATH=/usr/bin:/bin HOME="$T/home" "$EXECD" --config "$T/execd.conf" --check >/dev/null 2>&1
+check "control: tool psql = $PSQL passes --check" "$?" -eq 0
 
 # === phase 1: allow_all (the daemon's own rules hold for every backend) ====
 tools_conf
@@ -108,7 +125,7 @@ done
 
 # --- psql: the real binary, meta-commands ----------------------------------
 run "$W" "$T/bin/psql" /usr/bin/touch "$T/marker-pgwrapper"
-check "psql /usr/bin/touch MARKER (pg_wrapper run as itself runs it): no marker" \
+check "psql /usr/bin/touch MARKER (a wrapper run as itself would run it): no marker" \
 	"$(test -e "$T/marker-pgwrapper" && echo made || echo none)" = none
 check "... psql ran as psql (tried to connect)" "$(echo "$OUT" | grep -c 'psql: error')" -ge 1
 run "$W" "$T/bin/psql" -h 127.0.0.1 -p 15432 -c '\conninfo'
@@ -151,7 +168,7 @@ check "... no file was written" "$(test -e "$T/marker-psql-out" && echo made || 
 run "$W" "$T/bin/psql" -qf/etc/passwd -h 127.0.0.1 -p 15432
 check "psql -qf/etc/passwd (a host file, clustered): refused" "$ST" -eq $REFUSED
 check "no psql marker ever appeared" "$(test -e "$T/marker-psql" && echo made || echo none)" = none
-ok "the psql destination is audited" grep -q '"destination":"postgresql://127.0.0.1:15432/"' "$AUDIT"
+ok "the psql destination is audited (the database libpq defaults to: the user's name)" grep -q '"destination":"postgresql://127.0.0.1:15432/'"$EXECD_USER"'"' "$AUDIT"
 
 # --- psql: what it connects to ---------------------------------------------
 # libpq lets a connection string in the database argument override -h/-p:
@@ -164,6 +181,17 @@ for a in "-h 127.0.0.1 -p 15432 host=127.0.0.1;port=15433" "-h 127.0.0.1 -p 1543
 	run "$W" "$T/bin/psql" "${args[@]}" -c 'select 1'
 	check "psql $a (target ambiguous or not canonical): denied" "$ST" -eq $DENIED
 done
+# pg_wrapper's --cluster, in an option's value (attack 1a: judged as
+# 15432, connected to 15433 with the .pgpass password; 1b: a socket in the
+# workspace). The daemon runs the real binary, and refuses the word anyway.
+mkdir -p "$W/s" && chown "$EXECD_USER:" "$W/s"
+for c in "--cluster=15/localhost:15433" "--cluster=15/$W/s:15432"; do
+	run "$W" "$T/bin/psql" -h localhost -c "$c" -p 15432 -d app -U ro
+	check "psql -h localhost -c '$c' -p 15432 (pg_wrapper's --cluster): denied" \
+		"$ST:$(echo "$OUT" | grep -c 'cluster')" = "$DENIED:1"
+done
+run "$W" "$T/bin/psql" -h localhost -c "select 1" -p 15432 -d app -U ro
+check "control: the same command without --cluster runs" "$ST" -ne $DENIED
 check "... nothing ever reached the other port" "$(grep -c '^15433 ' "$T/listener.log")" -eq 0
 # A socket directory in the workspace is a server the agent runs (it would
 # get the .pgpass password): refused as written and through a symlink.
@@ -174,9 +202,18 @@ for d in "$W/sock" "$T/link-to-ws" "$W/no-such-dir"; do
 	run "$W" "$T/bin/psql" -h "$d" -c 'select 1'
 	check "psql -h $d (a socket directory in the workspace): denied" "$ST" -eq $DENIED
 done
+ok "... the refusal's audit record names psql's target" \
+	grep -qF '"psql":{"host":"'"$W/sock"'","port":"5432"' "$AUDIT"
 run "$W" "$T/bin/psql" -h "$T/sockdir" -c 'select 1'
 check "control: psql -h DIR outside the workspace runs (and finds no server)" \
 	"$ST:$(echo "$OUT" | grep -c "$T/sockdir/.s.PGSQL.5432")" = "2:1"
+# What psql connects to without -h/-p/-U/-d is libpq's default, and the
+# daemon judges it: the socket directory psql really uses.
+run "$W" "$T/bin/psql" -c 'select 1'
+check "psql without a target: the default socket psql uses is the daemon's default" \
+	"$(echo "$OUT" | grep -c '/var/run/postgresql/.s.PGSQL.5432')" -eq 1
+ok "... and the audit record has libpq's defaults (socket, 5432, our user, database = user)" \
+	grep -qF '"psql":{"host":"/var/run/postgresql","port":"5432","dbname":"'"$EXECD_USER"'","user":"'"$EXECD_USER"'"}' "$AUDIT"
 run "$W" "$T/bin/psql" -h "$T/no-such-dir" -c 'select 1'
 check "psql -h MISSING-DIR is judged like any other (no host directory oracle before the policy)" "$ST" -eq 2
 : >"$T/listener.log"
@@ -186,6 +223,16 @@ ok "... the audit record carries host, port, database and user as fields" \
 	grep -q '"psql":{"host":"127.0.0.1","port":"15432","dbname":"app","user":"ro"}' "$AUDIT"
 ok "... and they are what psql sent (the startup packet's user and database)" \
 	wait_until 5 grep -qF 'user\x00ro\x00database\x00app\x00' "$T/listener.log"
+
+# A password in a connection string or URI goes to psql, not to the audit
+# log or a backend: "***" there, as for destinations.
+run "$W" "$T/bin/psql" 'host=127.0.0.1 port=15432 dbname=app user=ro password=canaryPwKw' -c 'select 1'
+check "control: psql with password= in a connection string runs" "$ST" -ne $DENIED
+ok "... the audit record shows password=***" grep -qF 'password=***' "$AUDIT"
+run "$W" "$T/bin/psql" 'postgresql://ro:canaryPwUri@127.0.0.1:15432/app?sslmode=disable' -c 'select 1'
+check "control: psql with user:password@ in a URI runs" "$ST" -ne $DENIED
+ok "... the audit record shows ro:***@" grep -qF 'postgresql://ro:***@127.0.0.1:15432/app' "$AUDIT"
+check "... neither password is in the audit log" "$(grep -c canaryPw "$AUDIT")" -eq 0
 
 # --- gh: only the configured host ------------------------------------------
 R=$W/repo
@@ -235,6 +282,10 @@ cp "$SOURCE_DIR/execd/policy.example" "$T/policy.conf"
 	echo 'allow aws s3 ls flag=--endpoint-url=http://127.0.0.1:18081'
 	echo 'allow kubectl apply'
 	echo 'allow psql host=127.0.0.1 port=15432 db=app user=ro'
+	# libpq's defaults are judged: no -d is the user's database, no -U our user
+	echo 'allow psql host=127.0.0.1 port=15432 user=postgres'
+	echo 'allow psql host=127.0.0.1 port=15432 db=app2'
+	echo "deny psql user=$EXECD_USER"
 } >>"$T/policy.conf"
 chmod 644 "$T/policy.conf"
 tools_conf "backend = static" "policy_file = $T/policy.conf"
@@ -270,6 +321,14 @@ done
 check "... and the other port never got a connection" "$(grep -c '^15433 ' "$T/listener.log")" -eq 0
 run "$W" "$T/bin/psql" -h 127.0.0.1 -p 15432 -U ro -l
 check "psql -l (connects to the postgres database): denied" "$ST" -eq $DENIED
+run "$W" "$T/bin/psql" -h 127.0.0.1 -p 15432 -U postgres -c 'select 1'
+check "psql -U postgres without a database (libpq: database postgres) vs deny db=postgres: denied" "$ST" -eq $DENIED
+run "$W" "$T/bin/psql" -h 127.0.0.1 -p 15432 -U postgres app -c 'select 1'
+check "control: psql -U postgres app runs" "$ST" -ne $DENIED
+run "$W" "$T/bin/psql" -h 127.0.0.1 -p 15432 app2 -c 'select 1'
+check "psql without -U (libpq: our user) vs deny user=$EXECD_USER: denied" "$ST" -eq $DENIED
+run "$W" "$T/bin/psql" -h 127.0.0.1 -p 15432 -U ro app2 -c 'select 1'
+check "control: psql -U ro app2 runs" "$ST" -ne $DENIED
 
 # --- terraform: agent-chosen providers ---------------------------------------
 TF=$W/tf
@@ -375,6 +434,10 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["psql"] == {"host": "127.0.0.1", "port": "15432", "dbname": "app", "user": "ro"}, r.get("psql")
 ' "$T/home/exec-request.json"
+run "$W" "$T/bin/psql" 'postgresql://ro:canaryPwExec@127.0.0.1:15432/app?sslmode=disable' -c 'select 1'
+check "control: psql with a password in its URI, approved by the exec backend, runs" "$ST" -ne $DENIED
+check "... the backend got the argv without the password" \
+	"$(grep -c canaryPwExec "$T/home/exec-request.json"):$(grep -c 'ro:\*\*\*@' "$T/home/exec-request.json")" = "0:1"
 run "$W" "$T/bin/psql" -h 127.0.0.1 -p 15432 'host=127.0.0.1 port=15433'
 check "an ambiguous target is refused before the exec backend is asked" "$ST" -eq $DENIED
 execd_stop

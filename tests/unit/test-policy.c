@@ -201,12 +201,13 @@ TEST(example_policy_table)
 }
 
 /* psql's host=, port=, db=, user= on the fields lib/toolfiles.c worked out
- * (as execd/dispatch.c hands them over); what the command does not give
- * never matches, ambiguity never reaches the policy. */
+ * (as execd/dispatch.c hands them over); what the command does not give is
+ * libpq's default (the socket directory, 5432, the host user "me", the
+ * database named like the user), ambiguity never reaches the policy. */
 static enum authz_verdict decide_psql(const struct policy *p, const char *cmdline,
 				      struct policy_verdict *v)
 {
-	static const struct toolfiles_config cfg = { .gh_host = "github.com" };
+	static const struct toolfiles_config cfg = { .gh_host = "github.com", .psql_user = "me" };
 	char buf[1024];
 	const char *argv[MAX_ARGV];
 	struct toolfiles_plan plan;
@@ -242,8 +243,9 @@ TEST(psql_target_conditions)
 	EXPECT_EQ(decide_psql(p, "psql postgresql://ro@db.internal:6432/app", &v), AUTHZ_ALLOW);
 	EXPECT_EQ(decide_psql(p, "psql postgresql://db.internal:5432/app?user=ro&sslmode=require", &v), AUTHZ_ALLOW);
 	EXPECT_EQ(decide_psql(p, "psql -h /run/postgresql -p 5432 -U ro app", &v), AUTHZ_ALLOW);
-	/* each field must be given and match */
-	EXPECT_EQ(decide_psql(p, "psql -h db.internal -U ro app", &v), AUTHZ_DENY);
+	/* each field must match, given or libpq's default */
+	EXPECT_EQ(decide_psql(p, "psql -h db.internal -U ro app", &v), AUTHZ_ALLOW); /* port 5432 */
+	EXPECT_EQ(decide_psql(p, "psql -h db.internal -p 5432 app", &v), AUTHZ_DENY); /* user me */
 	EXPECT_EQ(decide_psql(p, "psql -h db.internal -p 5432 app", &v), AUTHZ_DENY);
 	EXPECT_EQ(decide_psql(p, "psql -h db.internal -p 5432 -U rw app", &v), AUTHZ_DENY);
 	EXPECT_EQ(decide_psql(p, "psql -h db.internal -p 5433 -U ro app", &v), AUTHZ_DENY);
@@ -256,6 +258,29 @@ TEST(psql_target_conditions)
 		ASSERT_NOT_NULL(g);
 		EXPECT_EQ(decide_psql(g, "psql -h db.internal app", &v), AUTHZ_ALLOW);
 		EXPECT_EQ(decide_psql(g, "psql -h /tmp/x.internal app", &v), AUTHZ_DENY);
+		policy_free(g);
+	}
+	/* a deny on a field holds when the command leaves it to libpq */
+	{
+		struct policy *g = parse_ok("deny psql db=postgres,template*\ndeny psql user=me\n"
+					    "deny psql port=5432 host=/var/run/postgresql db=x\nallow psql\n");
+
+		ASSERT_NOT_NULL(g);
+		EXPECT_EQ(decide_psql(g, "psql -U postgres", &v), AUTHZ_DENY);
+		EXPECT_EQ(decide_psql(g, "psql -h db -U ro app", &v), AUTHZ_ALLOW); /* control */
+		EXPECT_EQ(decide_psql(g, "psql -h db app", &v), AUTHZ_DENY);       /* user me */
+		EXPECT_EQ(decide_psql(g, "psql -U ro x", &v), AUTHZ_DENY);         /* socket, 5432 */
+		EXPECT_EQ(decide_psql(g, "psql -h db -U ro x", &v), AUTHZ_ALLOW);  /* control */
+		policy_free(g);
+	}
+	/* an IPv4-mapped IPv6 address is the IPv4 address it reaches */
+	{
+		struct policy *g = parse_ok("deny psql host=127.0.0.1\nallow psql\n");
+
+		ASSERT_NOT_NULL(g);
+		EXPECT_EQ(decide_psql(g, "psql -h ::ffff:127.0.0.1 app", &v), AUTHZ_DENY);
+		EXPECT_EQ(decide_psql(g, "psql postgresql://[::ffff:7f00:1]/app", &v), AUTHZ_DENY);
+		EXPECT_EQ(decide_psql(g, "psql -h ::1 app", &v), AUTHZ_ALLOW); /* control */
 		policy_free(g);
 	}
 	/* the second rule: any database on the replica, but never secrets */
@@ -282,7 +307,11 @@ TEST(psql_target_conditions)
 	EXPECT_EQ(decide_psql(p, "psql -h db.internal -p 5432 -U readonly app -c select", &v), AUTHZ_ALLOW);
 	EXPECT_EQ(decide_psql(p, "psql postgresql://readonly@db.internal:5432/app_reports", &v), AUTHZ_ALLOW);
 	EXPECT_EQ(decide_psql(p, "psql -h db.internal -p 5432 -U admin app", &v), AUTHZ_DENY);
-	EXPECT_EQ(decide_psql(p, "psql -h db.internal -U readonly app", &v), AUTHZ_DENY);
+	EXPECT_EQ(decide_psql(p, "psql -h db.internal -U readonly app", &v), AUTHZ_ALLOW); /* 5432 */
+	EXPECT_EQ(decide_psql(p, "psql -h db.internal -p 5433 -U readonly app", &v), AUTHZ_DENY);
+	/* the default database is the user's name: -U postgres is database postgres */
+	EXPECT_EQ(decide_psql(p, "psql -h db.internal -p 5432 -U postgres", &v), AUTHZ_DENY);
+	EXPECT_TRUE(strstr(v.reason, "maintenance") != NULL);
 	EXPECT_EQ(decide_psql(p, "psql -h db.internal -p 5432 -U readonly postgres", &v), AUTHZ_DENY);
 	EXPECT_EQ(decide_psql(p, "psql -l -h db.internal -p 5432 -U readonly", &v), AUTHZ_DENY);
 	EXPECT_TRUE(strstr(v.reason, "maintenance") != NULL);

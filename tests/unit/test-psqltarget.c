@@ -17,7 +17,10 @@ TEST(values_are_canonical)
 	} t[] = {
 		{ PSQLTARGET_HOST, "DB.Example.COM.", "db.example.com" },
 		{ PSQLTARGET_HOST, "0:0:0:0:0:0:0:1", "::1" },
-		{ PSQLTARGET_HOST, "::FFFF:127.0.0.1", "::ffff:127.0.0.1" },
+		{ PSQLTARGET_HOST, "::FFFF:127.0.0.1", "127.0.0.1" }, /* IPv4-mapped: the IPv4 address */
+		{ PSQLTARGET_HOST, "::ffff:7f00:1", "127.0.0.1" },
+		{ PSQLTARGET_HOST, "0:0:0:0:0:ffff:10.0.0.1", "10.0.0.1" },
+		{ PSQLTARGET_HOST, "::127.0.0.1", "::127.0.0.1" }, /* not mapped: IPv6 */
 		{ PSQLTARGET_HOST, "10.0.0.1", "10.0.0.1" },
 		{ PSQLTARGET_HOST, "/run/postgresql", "/run/postgresql" },
 		{ PSQLTARGET_HOST, "/", "/" },
@@ -79,6 +82,17 @@ TEST(connection_strings)
 	memset(&x, 0, sizeof(x));
 	ASSERT_OK(psqltarget_parse_conninfo(&x, "dbname='it\\'s'", &why));
 	EXPECT_STREQ(x.dbname, "it's");
+	/* libpq drops a trailing backslash of an unquoted value and reads
+	 * "\x" as x: judged as "postgres\", psql connected to postgres. */
+	memset(&x, 0, sizeof(x));
+	ASSERT_OK(psqltarget_parse_conninfo(&x, "host=127.0.0.1 port=15432 user=ro dbname=postgres\\", &why));
+	EXPECT_STREQ(x.dbname, "postgres");
+	memset(&x, 0, sizeof(x));
+	ASSERT_OK(psqltarget_parse_conninfo(&x, "dbname=te\\mplate1 user=\\\\r", &why));
+	EXPECT_STREQ(x.dbname, "template1");
+	EXPECT_STREQ(x.user, "\\r");
+	memset(&x, 0, sizeof(x));
+	EXPECT_ERR(psqltarget_parse_conninfo(&x, "dbname=\\", &why), EINVAL); /* libpq: "" */
 	memset(&x, 0, sizeof(x));
 	ASSERT_OK(psqltarget_parse_conninfo(&x, "postgresql://%72o:p%40ss@[2001:DB8::1]:06432/d%2Fb?connect_timeout=3&ssl=true", &why));
 	EXPECT_STREQ(x.user, "ro");
@@ -106,6 +120,45 @@ TEST(connection_strings)
 		memset(big, 'a', sizeof(big) - 1);
 		big[sizeof(big) - 1] = '\0';
 		EXPECT_ERR(psqltarget_parse_conninfo(&x, big, &why), E2BIG);
+	}
+}
+
+/* Passwords never reach the audit log or a backend: "***" in their place,
+ * the rest as written. */
+TEST(redact_password)
+{
+	static const struct {
+		const char *in, *out; /* out NULL: unchanged */
+	} t[] = {
+		{ "host=db password=s3cret dbname=app", "host=db password=*** dbname=app" },
+		{ "password = 's e c\\'r' user=u", "password = *** user=u" },
+		{ "password=a\\ b user=u", "password=*** user=u" },
+		{ "password= user=u", "password= ***" }, /* libpq: the password is "user=u" */
+		{ "password=a password=b", "password=*** password=***" },
+		{ "host=db password", "host=db ***" }, /* does not parse: the rest */
+		{ "host=db 'password=x", "host=db 'password=***" },
+		{ "sslpassword=k host=db", "sslpassword=*** host=db" },
+		{ "host=db dbname=app", NULL },
+		{ "postgresql://ro:s3cret@db:5432/app", "postgresql://ro:***@db:5432/app" },
+		{ "postgres://ro:p@ss@db/app", "postgres://ro:***@db/app" },
+		{ "postgresql://:pw@db/app", "postgresql://:***@db/app" },
+		{ "postgresql://ro@db/app?password=x&sslmode=require", "postgresql://ro@db/app?password=***&sslmode=require" },
+		{ "postgresql://db/app?p%61ssword=x", "postgresql://db/app?p%61ssword=***" },
+		{ "postgresql://ro@db/app", NULL },
+		{ "postgresql://db/a:b@c", NULL }, /* an '@' in the path is no userinfo */
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+		char buf[PSQLTARGET_REDACT_CAP(64)];
+		int r = psqltarget_redact_password(t[i].in, buf, sizeof(buf));
+
+		EXPECT_EQ(r, t[i].out ? 1 : 0);
+		EXPECT_STREQ(buf, t[i].out ? t[i].out : t[i].in);
+	}
+	{
+		char small[8];
+
+		EXPECT_ERR(psqltarget_redact_password("host=db password=x", small, sizeof(small)), ENOBUFS);
 	}
 }
 

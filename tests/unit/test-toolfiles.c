@@ -6,7 +6,7 @@
 #include "tap.h"
 #include "toolfiles.h"
 
-static const struct toolfiles_config cfg = { .gh_host = "github.com" };
+static const struct toolfiles_config cfg = { .gh_host = "github.com", .psql_user = "me" };
 
 #define PLAN(p, ...)                                                                               \
 	do {                                                                                       \
@@ -222,7 +222,7 @@ TEST(psql_clusters_and_abbreviations)
 			continue;
 		EXPECT_EQ(p.n_sql, t[i].n_sql);
 		EXPECT_EQ(p.n_files, t[i].n_files);
-		EXPECT_STREQ(p.psql.host, t[i].host ? t[i].host : "");
+		EXPECT_STREQ(p.psql.host, t[i].host ? t[i].host : PSQLTARGET_DEFAULT_SOCKET_DIR);
 		if (t[i].n_sql == 1) /* the value as psql reads it */
 			EXPECT_TRUE(strstr(t[i].argv[p.sql[0].arg] + p.sql[0].prefix_len, "\\! id") ==
 					    t[i].argv[p.sql[0].arg] + p.sql[0].prefix_len ||
@@ -230,6 +230,51 @@ TEST(psql_clusters_and_abbreviations)
 		if (t[i].n_files == 1)
 			EXPECT_STREQ(t[i].argv[p.files[0].arg] + p.files[0].prefix_len, "/etc/passwd");
 	}
+}
+
+/* pg_wrapper's --cluster (issue: it is taken out of argv after the
+ * decision, even as an option's value) is refused in every position; the
+ * tool table refuses the wrapper itself. */
+TEST(psql_cluster_refused)
+{
+	static const struct {
+		const char *argv[8];
+	} t[] = {
+		{ { "psql", "-h", "localhost", "-c", "--cluster=15/localhost:15433", "-p", "15432" } },
+		{ { "psql", "-c", "--cluster=15/x/s:15432", "-d", "app" } },
+		{ { "psql", "--cluster", "15/localhost:15433" } },
+		{ { "psql", "-h", "127.0.0.1", "--", "--cluster=15/127.0.0.1:1" } },
+	};
+	struct toolfiles_plan p;
+	const char *const *args;
+	const char *why = NULL;
+
+	for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+		size_t n = 0;
+
+		while (n < ELEMENTSOF(t[i].argv) && t[i].argv[n])
+			n++;
+		ASSERT_OK(toolfiles_plan("psql", t[i].argv, n, &cfg, &p));
+		EXPECT_TRUE(p.refused != NULL);
+		EXPECT_TRUE(p.refused_arg && strncmp(p.refused_arg, "--cluster", 9) == 0);
+	}
+	/* control: the same commands without it */
+	PLAN(&p, "psql", "-h", "localhost", "-c", "select 1", "-p", "15432");
+	EXPECT_TRUE(p.refused == NULL);
+	PLAN(&p, "psql", "-c", "--clusterx", "-p", "15432");
+	EXPECT_TRUE(p.refused == NULL);
+
+	EXPECT_ERR(toolfiles_check_binary("psql", "/usr/share/postgresql-common/pg_wrapper", "#!", 2,
+					  &why),
+		   EINVAL);
+	EXPECT_TRUE(why != NULL);
+	EXPECT_ERR(toolfiles_check_binary("psql", "/opt/bin/psql", "#!/bin/sh", 9, &why), EINVAL);
+	EXPECT_ERR(toolfiles_check_binary("psql", "/usr/share/postgresql-common/x", "\177ELF", 4,
+					  &why),
+		   EINVAL);
+	EXPECT_OK(toolfiles_check_binary("psql", "/usr/lib/postgresql/15/bin/psql", "\177ELF", 4, &why));
+	EXPECT_OK(toolfiles_check_binary("aws", "/usr/bin/aws", "#!/usr/bin/python3", 18, &why));
+	(void)args;
 }
 
 /* Host, port, database and user from options, operands and connection
@@ -241,17 +286,22 @@ TEST(psql_target)
 		const char *host, *port, *db, *user; /* NULL: refused */
 	} t[] = {
 		{ { "psql", "-h", "db", "-p", "05432", "-U", "ro", "app" }, "db", "5432", "app", "ro" },
-		{ { "psql", "-d", "app", "ro" }, "", "", "app", "ro" },
-		{ { "psql", "-U", "ro", "app" }, "", "", "app", "ro" },
-		{ { "psql", "-l" }, "", "", "postgres", "" },
+		{ { "psql", "-d", "app", "ro" }, PSQLTARGET_DEFAULT_SOCKET_DIR, "5432", "app", "ro" },
+		{ { "psql", "-U", "ro", "app" }, PSQLTARGET_DEFAULT_SOCKET_DIR, "5432", "app", "ro" },
+		{ { "psql", "-l" }, PSQLTARGET_DEFAULT_SOCKET_DIR, "5432", "postgres", "me" },
 		{ { "psql", "host=DB.internal port=6432 dbname=app user=ro" }, "db.internal", "6432", "app", "ro" },
-		{ { "psql", "-d", "host = db  dbname = 'my app' user=r\\o" }, "db", "", "my app", "ro" },
+		{ { "psql", "-d", "host = db  dbname = 'my app' user=r\\o" }, "db", "5432", "my app", "ro" },
 		{ { "psql", "postgresql://ro:pw@db.internal:6432/app?sslmode=require" }, "db.internal", "6432", "app", "ro" },
-		{ { "psql", "postgres://[::1]:5432/app" }, "::1", "5432", "app", "" },
-		{ { "psql", "postgresql:///app?host=%2Frun%2Fpostgresql" }, "/run/postgresql", "", "app", "" },
-		{ { "psql", "postgresql://db/%61pp" }, "db", "", "app", "" },
-		{ { "psql", "-h", "/var/run/postgresql", "app" }, "/var/run/postgresql", "", "app", "" },
-		{ { "psql", "-h", "127.0.0.1", "app" }, "127.0.0.1", "", "app", "" },
+		{ { "psql", "postgres://[::1]:5432/app" }, "::1", "5432", "app", "me" },
+		{ { "psql", "postgresql:///app?host=%2Frun%2Fpostgresql" }, "/run/postgresql", "5432", "app", "me" },
+		{ { "psql", "postgresql://db/%61pp" }, "db", "5432", "app", "me" },
+		{ { "psql", "-h", "/var/run/postgresql", "app" }, "/var/run/postgresql", "5432", "app", "me" },
+		{ { "psql", "-h", "127.0.0.1", "app" }, "127.0.0.1", "5432", "app", "me" },
+		/* libpq's defaults: the database is named like the user */
+		{ { "psql", "-U", "postgres" }, PSQLTARGET_DEFAULT_SOCKET_DIR, "5432", "postgres", "postgres" },
+		{ { "psql", "-h", "db" }, "db", "5432", "me", "me" },
+		{ { "psql", "user=ro" }, PSQLTARGET_DEFAULT_SOCKET_DIR, "5432", "ro", "ro" },
+		{ { "psql", "postgresql://ro@db" }, "db", "5432", "ro", "ro" },
 		/* ambiguity */
 		{ { "psql", "-h", "good", "host=evil" }, NULL, NULL, NULL, NULL },
 		{ { "psql", "-h", "good", "postgresql://evil/db" }, NULL, NULL, NULL, NULL },
@@ -315,6 +365,20 @@ TEST(psql_target)
 		EXPECT_STREQ(p.psql.port, t[i].port);
 		EXPECT_STREQ(p.psql.dbname, t[i].db);
 		EXPECT_STREQ(p.psql.user, t[i].user);
+	}
+	/* Without a user name for the host user, the default is unknown:
+	 * refused unless -U gives it. */
+	{
+		static const struct toolfiles_config nouser = { .gh_host = "github.com" };
+		static const char *const a1[] = { "psql", "-h", "db", "app" };
+		static const char *const a2[] = { "psql", "-h", "db", "-U", "ro" };
+		struct toolfiles_plan p;
+
+		ASSERT_OK(toolfiles_plan("psql", a1, ELEMENTSOF(a1), &nouser, &p));
+		EXPECT_TRUE(p.refused != NULL);
+		ASSERT_OK(toolfiles_plan("psql", a2, ELEMENTSOF(a2), &nouser, &p));
+		EXPECT_TRUE(p.refused == NULL);
+		EXPECT_STREQ(p.psql.dbname, "ro");
 	}
 }
 
