@@ -825,9 +825,11 @@ static int redact_argv(struct req_state *s)
 	memcpy(arg, s->argv[i], off);
 	r = psqltarget_redact_password(s->argv[i] + off, arg + off, cap - off);
 	if (r <= 0)
+		/* cppcheck-suppress memleak ; freed by its cleanup attribute */
 		return r;
 	av = calloc(s->argc + 1, sizeof(*av));
 	if (!av)
+		/* cppcheck-suppress memleak ; freed by its cleanup attribute */
 		return -ENOMEM;
 	memcpy(av, s->argv, s->argc * sizeof(*av));
 	av[i] = arg;
