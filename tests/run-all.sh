@@ -90,6 +90,8 @@ fuzz_tap=$out/fuzz-run.tap
 if CC=clang setup "$out/fuzz" -Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false -Dintegration=false && ninja -C "$out/fuzz"; then
 	tests/run-fuzz.sh "$out/fuzz" "$fuzz_seconds" | tee "$fuzz_tap" || status=1
 else
+	# counted: a build that fails is a failed layer, not a silent one
+	echo "not ok 1 - the libFuzzer build (clang, -Dfuzzing=true)" | tee "$fuzz_tap"
 	echo "build failed: fuzz" >&2
 	status=1
 fi
