@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "authz_git.h"
+#include "decimal.h"
 #include "psqltarget.h"
 #include "macros.h"
 #include "policy.h"
@@ -300,17 +301,6 @@ struct dupscan_frame {
 	size_t key_off[AUTHZJSON_MAX_KEYS], key_len[AUTHZJSON_MAX_KEYS];
 };
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static bool read_hex4(const char *p, const char *end, unsigned *ret)
 {
 	unsigned v = 0;
@@ -318,7 +308,7 @@ static bool read_hex4(const char *p, const char *end, unsigned *ret)
 	if (end - p < 4)
 		return false;
 	for (int i = 0; i < 4; i++) {
-		int h = hexval(p[i]);
+		int h = hex_digit_value(p[i]);
 
 		if (h < 0)
 			return false;

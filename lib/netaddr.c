@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include "be.h"
+#include "decimal.h"
 
 const struct netaddr_range netaddr_blocked[NETADDR_BLOCKED_MAX] = {
 	[NETADDR_BLOCKED_LINK_LOCAL_V4] = { AF_INET, "169.254.0.0", 16,
@@ -250,24 +251,13 @@ const char *netaddr_class_to_string(enum netaddr_class c)
 /* RTF_GATEWAY from <linux/route.h>, spelt out to keep kernel headers out. */
 #define NETADDR_RTF_GATEWAY 0x0002u
 
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Exactly n hex digits at p (within [p, end)) into bytes or a number. */
 static bool hex_bytes(const char *p, const char *end, size_t n_bytes, uint8_t *out)
 {
 	if ((size_t)(end - p) < 2 * n_bytes)
 		return false;
 	for (size_t i = 0; i < n_bytes; i++) {
-		int hi = hex_value(p[2 * i]), lo = hex_value(p[2 * i + 1]);
+		int hi = hex_digit_value(p[2 * i]), lo = hex_digit_value(p[2 * i + 1]);
 
 		if (hi < 0 || lo < 0)
 			return false;
@@ -283,7 +273,7 @@ static bool hex_u32(const char *p, size_t n, uint32_t *ret)
 	if (n == 0 || n > 8)
 		return false;
 	for (size_t i = 0; i < n; i++) {
-		int d = hex_value(p[i]);
+		int d = hex_digit_value(p[i]);
 
 		if (d < 0)
 			return false;

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "decimal.h"
 #include "macros.h"
 #include "wire.h"
 
@@ -414,17 +415,6 @@ static int parse_words(struct psqltarget *t, const char *s, size_t len, const ch
 	return r;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* %XX-decodes s[0..len) into out (at least len bytes); *ret_len. A
  * decoded NUL or a malformed escape is refused, as libpq does. */
 static int pct_decode(const char *s, size_t len, char *out, size_t *ret_len, const char **reterr)
@@ -436,9 +426,9 @@ static int pct_decode(const char *s, size_t len, char *out, size_t *ret_len, con
 			out[o++] = s[i];
 			continue;
 		}
-		if (i + 2 >= len || hexval(s[i + 1]) < 0 || hexval(s[i + 2]) < 0)
+		if (i + 2 >= len || hex_digit_value(s[i + 1]) < 0 || hex_digit_value(s[i + 2]) < 0)
 			return fail(reterr, "psql URI: malformed %-escape", -EINVAL);
-		out[o] = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
+		out[o] = (char)(hex_digit_value(s[i + 1]) * 16 + hex_digit_value(s[i + 2]));
 		if (out[o] == '\0')
 			return fail(reterr, "psql URI: %00 is refused", -EINVAL);
 		o++;
