@@ -705,6 +705,21 @@ static const char *get_s(json_object *o, const char *key)
 	return json_object_get_string(v);
 }
 
+/* " uid=N pid=N" of a record's "peer" object, when it has one. */
+static void hb_peer(struct hbuf *h, json_object *o)
+{
+	json_object *v = NULL, *uid = NULL, *pid = NULL;
+	char num[64];
+
+	if (!json_object_object_get_ex(o, "peer", &v) || !json_object_is_type(v, json_type_object))
+		return;
+	(void)json_object_object_get_ex(v, "uid", &uid);
+	(void)json_object_object_get_ex(v, "pid", &pid);
+	(void)snprintf(num, sizeof(num), " uid=%" PRId64 " pid=%" PRId64, json_object_get_int64(uid),
+		       json_object_get_int64(pid));
+	hb_puts(h, num);
+}
+
 static void hb_field(struct hbuf *h, json_object *o, const char *label, const char *key)
 {
 	const char *s = get_s(o, key);
@@ -741,15 +756,7 @@ int auditrec_format_human(const char *line, size_t len, char **ret)
 
 		hb_puts(&h, verdict && strcmp(verdict, "allow") == 0 ? "ALLOW " : "DENY  ");
 		hb_escaped(&h, get_s(o, "id") ? get_s(o, "id") : "?");
-		if (json_object_object_get_ex(o, "peer", &v) && json_object_is_type(v, json_type_object)) {
-			json_object *uid = NULL, *pid = NULL;
-
-			(void)json_object_object_get_ex(v, "uid", &uid);
-			(void)json_object_object_get_ex(v, "pid", &pid);
-			(void)snprintf(num, sizeof(num), " uid=%" PRId64 " pid=%" PRId64,
-				       json_object_get_int64(uid), json_object_get_int64(pid));
-			hb_puts(&h, num);
-		}
+		hb_peer(&h, o);
 		hb_puts(&h, " $");
 		if (json_object_object_get_ex(o, "argv", &v) && json_object_is_type(v, json_type_array))
 			for (size_t i = 0; i < json_object_array_length(v); i++) {
@@ -783,15 +790,7 @@ int auditrec_format_human(const char *line, size_t len, char **ret)
 		(void)json_object_object_get_ex(o, "count", &cnt);
 		(void)snprintf(num, sizeof(num), "%" PRIu64 " refusals", json_object_get_uint64(cnt));
 		hb_puts(&h, num);
-		if (json_object_object_get_ex(o, "peer", &v) && json_object_is_type(v, json_type_object)) {
-			json_object *uid = NULL, *pid = NULL;
-
-			(void)json_object_object_get_ex(v, "uid", &uid);
-			(void)json_object_object_get_ex(v, "pid", &pid);
-			(void)snprintf(num, sizeof(num), " uid=%" PRId64 " pid=%" PRId64,
-				       json_object_get_int64(uid), json_object_get_int64(pid));
-			hb_puts(&h, num);
-		}
+		hb_peer(&h, o);
 		hb_field(&h, o, "error", "error");
 		hb_field(&h, o, "since", "first");
 		hb_field(&h, o, "ids", "first_id");
