@@ -27,8 +27,18 @@ build() { # build IMAGE [--with-opencode]: 1 on success
 label() { "$CS_ENG" image inspect --format '{{index .Config.Labels "io.code-sandbox.opencode"}}' "$1" 2>/dev/null; }
 layers() { "$CS_ENG" image inspect --format '{{range .RootFS.Layers}}{{println .}}{{end}}' "$1" 2>/dev/null; }
 
+# The base image: from the registry when one answers, else built from
+# Debian's packages (--offline-base: CI machines may reach only the Debian
+# mirror; a fresh one has no image at all).
+base=()
+if ! "$CS_ENG" image exists debian:bookworm-slim 2>/dev/null &&
+	! "$CS_ENG" image inspect debian:bookworm-slim >/dev/null 2>&1 &&
+	! "$CS_ENG" pull -q docker.io/library/debian:bookworm-slim >/dev/null 2>&1; then
+	echo "# no debian:bookworm-slim and no registry: building it with --offline-base" >&2
+	base=(--offline-base)
+fi
 start=$(date +%s)
-ok=$(build "$CS_IMAGE")
+ok=$(build "$CS_IMAGE" "${base[@]}")
 tap "$ok" "image $CS_IMAGE built with $CS_ENG ($(($(date +%s) - start)) s)"
 oc=$CS_IMAGE-opencode
 [ -z "${CODE_SANDBOX_OPENCODE_IMAGE:-}" ] || oc=$CODE_SANDBOX_OPENCODE_IMAGE
