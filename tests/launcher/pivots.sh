@@ -384,6 +384,69 @@ cs -- -- true 2>"$T/err" || st=$?
 ok "a second run shares the active run's snapshot" grep -q 'sharing its start snapshot' "$T/err"
 ok "  and still finds what the first agent wrote" test ! -e "$P/.envrc"
 rm -f "$pst/running"
+# --- the fast path: nothing the snapshot read changed ----------------------
+# A clean run's check and the next start skip the full work only when the
+# fingerprint is identical; every change the full check catches must still
+# be caught with the fast path armed (each case below starts from two clean
+# runs: the second one's start and check took the fast path).
+fast() { # fast [AGENT]: one run with debug logs; sets st, $T/err
+	st=0
+	cs CODE_SANDBOX_LOG=debug FAKE_AGENT="${1:-}" -- -- true 2>"$T/err" || st=$?
+}
+arm() { fast; fast; }
+arm
+ok "fast path: a clean run's check is skipped" grep -q 'nothing the exit check reads has changed' "$T/err"
+ok "  and the next start keeps the snapshot" grep -q 'nothing the start snapshot read has changed' "$T/err"
+check "  exit 0 ($st)" "$st" -eq 0
+mi=$(stat -c %i "$pst/pivots/manifest")
+fast 'echo edited >>a'
+ok "fast path: editing the workspace's files does not need the check" grep -q 'nothing the exit check reads has changed' "$T/err"
+check "  the snapshot was not taken again ($mi)" "$(stat -c %i "$pst/pivots/manifest")" = "$mi"
+check "  no launcher file left behind" "$(find "$pst" -maxdepth 1 -name 'mounts.*' | wc -l)" = 0
+ok "  nor the run marker" test ! -e "$pst/running"
+# Same size, mtime put back: only the ctime tells (which no process sets).
+printf '#!/bin/sh\necho hook1\n' >"$P/.git/hooks/post-checkout"
+chmod +x "$P/.git/hooks/post-checkout"
+touch -d '2020-01-01 00:00:00' "$P/.git/hooks/post-checkout"
+fast # the new hook is the user's: a new snapshot
+arm
+fast 'printf "#!/bin/sh\necho hook2\n" >.git/hooks/post-checkout; touch -d "2020-01-01 00:00:00" .git/hooks/post-checkout'
+check "fast path armed: a hook rewritten to the same size and mtime exits 109 ($st)" "$st" -eq 109
+ok "  and is put back" grep -q hook1 "$P/.git/hooks/post-checkout"
+mkdir -p "$P/.github/workflows"
+echo 'on: push' >"$P/.github/workflows/ci.yml"
+arm
+fast 'mkdir -p .github/workflows/a/b/c/d/e/f && echo "on: push" >.github/workflows/a/b/c/d/e/f/deep.yml'
+check "fast path armed: a workflow deep under .github/workflows exits 109 ($st)" "$st" -eq 109
+arm
+fast 'git init -q n1/n2/n3/n4/n5 && printf "#!/bin/sh\n" >n1/n2/n3/n4/n5/.git/hooks/pre-commit'
+check "fast path armed: a repository the agent nests five levels down, with a hook, exits 109 ($st)" "$st" -eq 109
+rm -rf "$P/n1"
+mkdir -p "$P/c1/c2/c3/c4/c5/c6/c7"
+printf '[alias]\n\tst = status\n' >"$P/c1/c2/c3/c4/c5/c6/c7/inc.cfg"
+git config --file "$P/.git/config" include.path ../c1/c2/c3/c4/c5/c6/c7/inc.cfg
+arm
+fast 'printf "[core]\n\tfsmonitor = touch /tmp/x\n" >>c1/c2/c3/c4/c5/c6/c7/inc.cfg'
+check "fast path armed: an executing key in an included file eight levels down exits 109 ($st)" "$st" -eq 109
+ok "  and is quarantined" grep -q 'quarantined from .*inc.cfg' "$T/err"
+git config --file "$P/.git/config" --unset include.path
+arm
+fast 'printf "[core]\n\thooksPath = /tmp/x\n" >.git/config.worktree'
+check "fast path armed: a new .git/config.worktree with core.hooksPath exits 109 ($st)" "$st" -eq 109
+rm -f "$P/.git/config.worktree"
+arm
+fast 'mkdir -p .claude && echo "{\"hooks\":{}}" >.claude/settings.local.json'
+check "fast path armed: a new .claude settings file exits 109 ($st)" "$st" -eq 109
+arm
+fast 'git config --file .git/config core.fsmonitor x'
+check "fast path armed: core.fsmonitor added to .git/config exits 109 ($st)" "$st" -eq 109
+arm
+echo $$ >"$pst/running"
+fast 'echo shared >.envrc'
+ok "fast path: a run that shares another's snapshot takes the full check" grep -q 'sharing its start snapshot' "$T/err"
+ok "  (no fast path then)" test ! -e "$pst/fp"
+rm -f "$pst/running"
+ok "  and finds the file" test ! -e "$P/.envrc"
 # A TERM sent to the launcher reaches the engine; its status comes back.
 cat >"$T/bin/podman" <<'FAKE'
 #!/bin/sh
