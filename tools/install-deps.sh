@@ -16,4 +16,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 # --error-on=any: plain apt-get update exits 0 even when every fetch failed.
 apt-get update --error-on=any -q
-apt-get install -y -q --no-install-recommends "${missing[@]}"
+"$here/apt-install.sh" "${missing[@]}"
