@@ -38,7 +38,13 @@ execd_setup() {
 	T=$(mktemp -d /tmp/cs-execd-$$-XXXXXX)
 	chmod 755 "$T"
 	trap execd_cleanup EXIT
+	# The daemon's spawn server beside it, as installed (without it the
+	# commands get no pid namespace: execd-cgroup tests that on purpose).
+	local reap=${EXECD:-}-reap
 	stage_vars "$T/prog" EXECD WRAPPER RAWCLIENT || exit 1
+	if [ -x "$reap" ]; then
+		cp "$reap" "$T/prog/" && chmod 755 "$T/prog/${reap##*/}" || exit 1
+	fi
 	mkdir -p "$T/ws/sub" "$T/run" "$T/state" "$T/bin" "$T/home" "$T/outside" "$T/work"
 	chmod 700 "$T/run" "$T/work"
 	chown -R "$EXECD_USER:" "$T/ws" "$T/run" "$T/state" "$T/home" "$T/outside" "$T/work"

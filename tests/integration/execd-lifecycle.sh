@@ -26,8 +26,10 @@ alive() {
 	return 1
 }
 not_alive() { ! alive "$1"; }
-# Direct children of the daemon (the commands it runs).
-daemon_children() { pgrep -P "$EXECD_PID" | wc -l; }
+# The commands of the limits test running on the host (the tools' own
+# processes, argv[0] their name: not the wrappers, whose argv[0] is a path,
+# nor the daemon's spawn server and its standby PID 1).
+daemon_children() { pgrep -fx 'sleep 130[12]' | wc -l; }
 bg_client() { # bg_client CMD...: starts the wrapper in the background, sets CLIENT
 	cd "$T/ws" || return 1
 	"${RUN_AS[@]}" env -i PATH="$T/bin:/usr/bin:/bin" SANDBOX_EXECD_SOCKET="$SOCK" \
