@@ -49,11 +49,14 @@ wait "$flood"
 diag "container B: $r" "container A: $(cat "$T/flood.out") connections in ${SECS} s"
 check "container B during A's connect/close flood: no failure" "$(kv "$r" ok)" -eq "$(kv "$r" n)"
 check "... at least one request per 100 ms went through" "$(kv "$r" n)" -ge $(((SECS - 2) * 8))
-# The issue's figure is p99 < 200 ms; this suite runs under ASan on a busy
-# 2-core machine, where it measured 21..239 ms, so the check here is the
-# fairness property (no stall of a second behind A's flood) and the figure
-# itself is printed (diag above) and reported, not asserted.
-check "... p99 under 1 s (target 200 ms: $(kv "$r" p99_ms) ms)" "$(kv "$r" p99_ms | cut -d. -f1)" -lt 1000
+# The issue's figure: p99 < 200 ms, asserted for a build without
+# sanitizers (tests/run-all.sh runs this test in the gcc build too; 20 ms
+# measured there at load 3-5). Under ASan on a busy 2-core machine it
+# measured 21..239 ms: there the check is the fairness property (no stall
+# of a second behind A's flood).
+p99_limit=200
+case "$(nm -D "$EXECD" 2>/dev/null)" in *__asan_init*) p99_limit=1000 ;; esac
+check "... p99 under $p99_limit ms ($(kv "$r" p99_ms) ms; the issue's target 200 ms)" "$(kv "$r" p99_ms | cut -d. -f1)" -lt "$p99_limit"
 check "the flood was real (at least 1,000 connections)" "$(sed -n 's/attempts=//p' "$T/flood.out")" -ge 1000
 ok "A's empty connections are counted in the audit log" wait_until 5 grep -q '"type":"refused","error":"empty"' "$AUDIT"
 ok "the audit chain verifies" audit_verify
