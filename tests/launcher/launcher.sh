@@ -90,6 +90,22 @@ check "never the engine socket or ~/.ssh, ~/.aws, ~/.kube, ~/.config/gh" \
 ok "the project at /workspace" has "--volume=$(cd "$T/proj" && pwd -P):/workspace"
 ok "a named home volume per project" grep -q '^--volume=code-sandbox-home-proj-[0-9a-f]*:/home/devuser$' <<<"$out"
 ok "sandbox-init's tmpfs" grep -q '^--tmpfs=/run/sandbox-init:.*mode=0755' <<<"$out"
+# The project id (volume, label, state) is sha256 of the physical path; the
+# launcher caches it under the state directory. Cached, computed and a
+# tampered cache entry all give the one id.
+pp=$(cd "$T/proj" && pwd -P)
+want=proj-$(printf '%s' "$pp" | sha256sum | cut -c1-12)
+ok "the home volume is named by the id of the project's path ($want)" has "--volume=code-sandbox-home-$want:/home/devuser"
+idf=$T/state/code-sandbox/ids/$(printf '%s' "$pp" | tr / %)
+ok "  the id is cached in the state directory" grep -qx "$want" "$idf"
+echo 'evil;--privileged' >"$idf"
+o2=$(cs "$T/proj" CONTAINER_ENGINE=podman -- --dry-run -- true)
+ok "  a cache entry that is no id is ignored (the id computed again)" grep -qxF -- "--volume=code-sandbox-home-$want:/home/devuser" <<<"$o2"
+echo 'other-0123456789ab' >"$idf"
+o2=$(cs "$T/proj" CONTAINER_ENGINE=podman -- --dry-run -- true)
+check "  (a well-formed entry is taken as it is: the state directory is the user's own)" \
+	"$(grep -c -- '--volume=code-sandbox-home-other-0123456789ab:' <<<"$o2")" -eq 1
+rm -f "$idf"
 ok "a gate-only resolv.conf, read-only" grep -q '^--volume=.*resolv.conf:/etc/resolv.conf:ro$' <<<"$out"
 ok "HOST_UID" has "--env=HOST_UID=$expected_uid"
 ok "CODE_SANDBOX_DNS passed to the gate" has --env=CODE_SANDBOX_DNS=198.51.100.53
