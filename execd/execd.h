@@ -28,7 +28,7 @@
 #define EXECD_MAX_QUEUED 1024  /* waiting connections in total */
 #define EXECD_QUEUE_WAIT_MS 2000 /* longest wait for a place, then busy */
 #define EXECD_SWEEP_MS 100     /* accept loop wake-up while connections wait */
-#define EXECD_IDLE_WORKERS 32  /* worker threads kept for the next connection */
+#define EXECD_IDLE_WORKERS 8   /* worker threads kept for the next connection */
 #define EXECD_IDLE_MS 2000     /* ... for at most this long */
 
 /* ---- audit.c ---- */

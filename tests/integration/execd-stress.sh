@@ -39,9 +39,9 @@ limit=65536
 case "$(nm -D "$EXECD" 2>/dev/null)" in *__asan_init*) limit=262144 ;; esac
 check "daemon memory is bounded (VmHWM < $((limit / 1024)) MB)" "$rss" -lt "$limit"
 # Left: the main thread and the audit log's flusher (execd/audit.c); idle
-# workers, at most EXECD_IDLE_WORKERS (32), end after EXECD_IDLE_MS (2 s).
-check "at most 32 idle workers are kept" \
-	"$(awk '/^Threads:/ {print $2}' "/proc/$EXECD_PID/status")" -le 34
+# workers, at most EXECD_IDLE_WORKERS (8), end after EXECD_IDLE_MS (2 s).
+check "at most 8 idle workers are kept" \
+	"$(awk '/^Threads:/ {print $2}' "/proc/$EXECD_PID/status")" -le 10
 ok "all worker threads are gone" wait_until 5 eval \
 	'test "$(awk "/^Threads:/ {print \$2}" "/proc/$EXECD_PID/status" 2>/dev/null)" = 2'
 execd_stop
