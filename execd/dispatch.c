@@ -99,12 +99,6 @@ struct req_state {
 	const char *tool_path;
 	struct toolrun tr; /* private directory, file arguments (toolrun.c) */
 	struct cgroup_cmd cg; /* the command's own cgroup, where there is one */
-	/* The command as handed to the spawn server (prepare_command), and
-	 * its PID 1 waiting for spawn_commit(). */
-	const char *env[DISPATCH_MAX_ENV + 1];
-	struct spawn_params spawn;
-	struct spawn_pending pending;
-	int spawn_err;
 };
 
 static const char *const *shown_argv(const struct req_state *s)
@@ -499,32 +493,10 @@ static void build_env(struct req_state *s, const struct authz_decision *dec, con
 /* ---- running ---- */
 
 /* Waits for the command; returns the outcome and fills the reply. */
-/* The command handed to the spawn server (spawn_prepare: its PID 1 reads
- * it and waits), with its environment and its cgroup, while the decision
- * record's fdatasync is pending; it starts in run_command(). A failure
- * here is reported there, once the decision is on record. */
-static void prepare_command(struct req_state *s, const struct authz_decision *dec)
+static void run_command(struct req_state *s, const struct authz_decision *dec)
 {
-	/* Its own cgroup where the daemon's is writable (execd/cgroup.c). */
-	cgroup_cmd_create(s->id, &s->cg);
-	build_env(s, dec, s->env);
-	s->spawn = (struct spawn_params){
-		.path = s->tool_path,
-		.argv = (char *const *)(s->tr.argv ? s->tr.argv : s->argv),
-		.envp = (char *const *)s->env,
-		.cwd_fd = s->tr.priv_fd >= 0 ? s->tr.priv_fd : s->cwd_fd,
-		.fds = { s->tr.null_fd >= 0 ? s->tr.null_fd : s->fds[0], s->fds[1], s->fds[2] },
-		.extra_fds = s->tr.fds,
-		.n_extra = s->tr.n_fds,
-		.cgroup_procs_fd = s->cg.procs_fd,
-	};
-	s->spawn_err = spawn_prepare(&s->spawn, &s->pending);
-}
-
-/* Waits for the command; returns the outcome and fills the reply. */
-static void run_command(struct req_state *s)
-{
-	struct cgroup_cmd *cg = &s->cg; /* made by prepare_command() */
+	const char *env[DISPATCH_MAX_ENV + 1];
+	struct cgroup_cmd *cg = &s->cg; /* made by record_decision() */
 	struct wire_reply rep = { .kind = WIRE_REPLY_ERROR };
 	unsigned timeout = s->d->conf->command_timeout_ms;
 	_cleanup_close_ int pidfd = -1, errfd = -1;
@@ -533,10 +505,24 @@ static void run_command(struct req_state *s)
 	int code = 0, r;
 	pid_t pid;
 
-	/* The timeout counts from here: a backend that took its time
-	 * deciding (a human approving a webhook) does not shorten it. */
-	(void)clock_gettime(CLOCK_MONOTONIC, &s->t_exec);
-	r = s->spawn_err < 0 ? s->spawn_err : spawn_commit(&s->pending, &s->spawn, &pid, &pidfd);
+	build_env(s, dec, env);
+	{
+		struct spawn_params p = {
+			.path = s->tool_path,
+			.argv = (char *const *)(s->tr.argv ? s->tr.argv : s->argv),
+			.envp = (char *const *)env,
+			.cwd_fd = s->tr.priv_fd >= 0 ? s->tr.priv_fd : s->cwd_fd,
+			.fds = { s->tr.null_fd >= 0 ? s->tr.null_fd : s->fds[0], s->fds[1], s->fds[2] },
+			.extra_fds = s->tr.fds,
+			.n_extra = s->tr.n_fds,
+			.cgroup_procs_fd = cg->procs_fd,
+		};
+
+		/* The timeout counts from here: a backend that took its time
+		 * deciding (a human approving a webhook) does not shorten it. */
+		(void)clock_gettime(CLOCK_MONOTONIC, &s->t_exec);
+		r = spawn_start(&p, &pid, &pidfd);
+	}
 	if (r < 0) {
 		log_error_errno(r, "request %s: cannot execute '%s': %s", s->id, s->tool_path, strerror(-(r)));
 		audit_end(s, "spawn_failed", -r);
@@ -989,16 +975,15 @@ static int decide(struct req_state *s, struct authz_decision *dec)
 
 /* Step 11: the decision is durable before anything runs. While its
  * fdatasync is pending (or shared with a concurrent request's), the
- * command is prepared (its cgroup, its PID 1 with everything it needs):
- * nothing starts before audit_sync() succeeded, and on failure the
- * prepared PID 1 and cgroup go with the request (dispatch_connection). */
+ * command's cgroup is made (execd/cgroup.c): nothing runs in it before
+ * audit_sync() succeeded, and on failure it goes with the request. */
 static int record_decision(struct req_state *s, const struct authz_decision *dec)
 {
 	off_t end = 0;
 	int r = audit_decision_at(s, true, NULL, dec, &end);
 
 	if (r >= 0) {
-		prepare_command(s, dec);
+		cgroup_cmd_create(s->id, &s->cg);
 		r = audit_sync(s->d->audit, end);
 	}
 	if (r < 0)
@@ -1062,7 +1047,7 @@ static void handle(struct req_state *s)
 	if (check_client_waits(s) < 0)
 		return;
 	/* 13. Run, wait, audit the end, reply. */
-	run_command(s);
+	run_command(s, &dec);
 }
 
 void *dispatch_connection(void *arg)
@@ -1085,18 +1070,15 @@ void *dispatch_connection(void *arg)
 	s->cwd_fd = -1;
 	s->tr.priv_fd = s->tr.null_fd = -1;
 	s->cg = (struct cgroup_cmd){ .dir_fd = -1, .procs_fd = -1, .kill_fd = -1 };
-	spawn_pending_init(&s->pending);
 	(void)clock_gettime(CLOCK_MONOTONIC, &s->t0);
 	(void)snprintf(s->id, sizeof(s->id), "%s-%lu", d->launch_id,
 		       (unsigned long)atomic_fetch_add(&d->next_seq, 1) + 1);
 	handle(s);
 	for (size_t i = 0; i < s->n_fds; i++)
 		safe_close(s->fds[i]);
-	/* Prepared for a command that did not start (its record could not
-	 * be synced, its client left): its PID 1 is killed and reaped, its
-	 * cgroup removed; run_command() committed or removed any other. */
-	spawn_abandon(&s->pending);
 	safe_close(s->cwd_fd);
+	/* Made for a command that did not start (its record could not be
+	 * synced, its client left); run_command() removed any other. */
 	cgroup_cmd_remove(&s->cg);
 	toolrun_release(d, &s->tr);
 	release_limits(s);

@@ -137,7 +137,6 @@ enum spawn_msg_kind {
 	SPAWN_MSG_FAIL,       /* server: the clone failed, errno */
 	SPAWN_MSG_MAPFAIL,    /* PID 1: its id maps failed, errno */
 	SPAWN_MSG_STARTED,    /* PID 1: the command's execve, 0 or errno */
-	SPAWN_MSG_GO,         /* daemon to PID 1: start it (its decision is durable) */
 	/* On the server socket, to the daemon's main thread: */
 	SPAWN_MSG_STANDBY,    /* a PID 1 made ahead of its request, pid */
 	SPAWN_MSG_TAKEN,      /* ... handed a request (the worker reaps it) */
@@ -166,22 +165,6 @@ void spawn_spec_done(struct spawn_spec *s);
  * namespaces of its own where the kernel allows them (through the spawn
  * server). Returns the pid (of PID 1) and a pidfd; the pid is our child. */
 int spawn_start(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd);
-/* spawn_start() in two steps, for a caller that may start the command
- * only after something else completed (dispatch.c: the decision record's
- * fdatasync): spawn_prepare() hands the command to the spawn server,
- * whose PID 1 receives and reads it and then waits; spawn_commit() tells
- * it to start (GO) and returns what spawn_start() would; spawn_abandon()
- * kills and reaps that PID 1 instead, without anything having started.
- * Without the server, prepare does nothing and commit spawns directly.
- * p must be the same, and its fds open, for both. */
-struct spawn_pending {
-	int chan; /* our end of PID 1's reply channel; -1: none */
-};
-void spawn_pending_init(struct spawn_pending *sp);
-int spawn_prepare(const struct spawn_params *p, struct spawn_pending *sp);
-int spawn_commit(struct spawn_pending *sp, const struct spawn_params *p, pid_t *ret_pid,
-		 int *ret_pidfd);
-void spawn_abandon(struct spawn_pending *sp);
 /* True while commands start in namespaces of their own (so nothing of a
  * finished command survives it). */
 bool spawn_namespaces_in_use(void);

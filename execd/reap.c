@@ -117,20 +117,6 @@ static _noreturn_ void pid1_run(struct request *q)
 			}
 		}
 	if (r >= 0) {
-		/* Everything is read and ready; the command starts only on
-		 * the daemon's GO (sent once its decision record is durable).
-		 * Anything else -- the daemon gave up and closed the channel,
-		 * or died -- ends PID 1 with nothing started. */
-		struct spawn_msg go;
-		ssize_t k;
-
-		do
-			k = recv(reply, &go, sizeof(go), 0);
-		while (k < 0 && errno == EINTR);
-		if (k != (ssize_t)sizeof(go) || go.kind != SPAWN_MSG_GO)
-			_exit(127);
-	}
-	if (r >= 0) {
 		struct spawn_params p = {
 			.path = spec.path,
 			.argv = spec.argv,

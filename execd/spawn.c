@@ -36,12 +36,8 @@
  * CLONE_PARENT: the new PID 1 is the daemon's child, not the server's, so
  * the daemon reaps it by pidfd, kills its group, and its parent-death
  * signal follows the daemon's main thread exactly as before. PID 1 writes
- * its identity maps, reads the command, waits for the daemon's GO on its
- * reply channel (spawn_prepare() hands the command over while the decision
- * record is being synced, spawn_commit() sends GO once it is durable,
- * spawn_abandon() kills the waiting PID 1 instead), starts the command
- * with spawn_exec() and reports the result; the server reports PID 1's pid
- * (execd/reap.c).
+ * its identity maps, starts the command with spawn_exec() and reports the
+ * result; the server reports PID 1's pid (execd/reap.c).
  *
  * Where user namespaces are not available (a sysctl, an LSM) the command
  * is spawned directly, in a new session, and only its process group is
@@ -480,12 +476,13 @@ void spawn_server_stop(int pidfd)
 	standby_pid = 0;
 }
 
-/* Sends the command to the server; *ret_chan: our end of its reply
- * channel. Its PID 1 starts nothing before spawn_commit() sends GO there. */
-static int server_send(const struct spawn_params *p, int *ret_chan)
+/* Sends the command to the server and collects PID 1's pid (from the
+ * server) and the start result (from PID 1). -EAGAIN: start it without
+ * namespaces (they cannot be made here). */
+static int server_spawn(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd)
 {
-	_cleanup_close_ int spec = -1, mine = -1, theirs = -1;
-	int fds[SPAWN_SERVER_FDS], sv[2], n_fds = 0, r = 0;
+	_cleanup_close_ int spec = -1, mine = -1, theirs = -1, pidfd = -1;
+	int fds[SPAWN_SERVER_FDS], sv[2], n_fds = 0, r, started = -1;
 	union {
 		struct cmsghdr h;
 		char b[CMSG_SPACE(sizeof(int) * SPAWN_SERVER_FDS)];
@@ -494,6 +491,8 @@ static int server_send(const struct spawn_params *p, int *ret_chan)
 	struct iovec iov = { .iov_base = &n_extra, .iov_len = sizeof(n_extra) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b };
 	struct cmsghdr *cm;
+	struct timespec t0;
+	pid_t pid = 0;
 
 	if (p->n_extra > SPAWN_SERVER_FDS - 7)
 		return -E2BIG;
@@ -533,27 +532,14 @@ static int server_send(const struct spawn_params *p, int *ret_chan)
 	pthread_mutex_unlock(&server_lock);
 	if (r < 0)
 		return r == -EPIPE || r == -ECONNRESET ? -ECHILD : r;
-	*ret_chan = TAKE_FD(mine);
-	return 0;
-}
-
-/* Collects, on chan, PID 1's pid (from the server) and, when go (GO was
- * sent), the start result (from PID 1); without go only the pid, and PID
- * 1 is killed and reaped (the command was abandoned before it started).
- * -EAGAIN: start it without namespaces (they cannot be made here). */
-static int server_collect(int chan, bool go, pid_t *ret_pid, int *ret_pidfd)
-{
-	_cleanup_close_ int pidfd = -1;
-	int r = 0, started = go ? -1 : 0;
-	struct timespec t0;
-	pid_t pid = 0;
-
+	theirs = safe_close(theirs);
+	spec = safe_close(spec);
 	(void)clock_gettime(CLOCK_MONOTONIC, &t0);
 	/* Two messages, in either order: the server's {PID, pid} (or
 	 * {FAIL, errno} when it could not make the namespace) and PID 1's
 	 * {STARTED, errno of the execve or 0} (or {MAPFAIL, errno}). */
 	while (pid == 0 || started < 0) {
-		struct pollfd pf = { .fd = chan, .events = POLLIN };
+		struct pollfd pf = { .fd = mine, .events = POLLIN };
 		struct spawn_msg m;
 		struct timespec t;
 		long long left;
@@ -572,7 +558,7 @@ static int server_collect(int chan, bool go, pid_t *ret_pid, int *ret_pidfd)
 			r = -errno;
 			break;
 		}
-		k = recv(chan, &m, sizeof(m), MSG_DONTWAIT);
+		k = recv(mine, &m, sizeof(m), MSG_DONTWAIT);
 		if (k < 0 && (errno == EAGAIN || errno == EINTR))
 			continue;
 		if (k != (ssize_t)sizeof(m)) {
@@ -583,8 +569,6 @@ static int server_collect(int chan, bool go, pid_t *ret_pid, int *ret_pidfd)
 			pid = (pid_t)m.value;
 		else if (m.kind == SPAWN_MSG_STARTED && m.value >= 0 && started < 0)
 			started = m.value;
-		else if (m.kind == SPAWN_MSG_STARTED && m.value >= 0 && !go)
-			continue; /* a failed setup (it exits): reaped below */
 		else if (m.kind == SPAWN_MSG_FAIL && m.value > 0) {
 			r = -m.value;
 			break;
@@ -608,10 +592,7 @@ static int server_collect(int chan, bool go, pid_t *ret_pid, int *ret_pidfd)
 			log_error("The spawn server reported pid %d, which is not our child", (int)pid);
 			return -ECHILD;
 		}
-		if (r < 0 || started > 0 || !go) {
-			/* PID 1 itself too: one abandoned while it waits for GO
-			 * may not have made its session yet. */
-			(void)kill(pid, SIGKILL);
+		if (r < 0 || started > 0) {
 			spawn_kill_group(pid);
 			(void)waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED);
 		}
@@ -624,38 +605,22 @@ static int server_collect(int chan, bool go, pid_t *ret_pid, int *ret_pidfd)
 		return r;
 	if (started > 0)
 		return -started;
-	if (!go)
-		return 0;
 	*ret_pid = pid;
 	*ret_pidfd = TAKE_FD(pidfd);
 	return 0;
 }
 
-void spawn_pending_init(struct spawn_pending *sp)
-{
-	*sp = (struct spawn_pending){ .chan = -1 };
-}
-
-int spawn_prepare(const struct spawn_params *p, struct spawn_pending *sp)
-{
-	int r;
-
-	spawn_pending_init(sp);
-	if (atomic_load(&ns_unavailable) || !server_path)
-		return 0; /* spawn_commit() spawns directly */
-	r = server_send(p, &sp->chan);
-	if (r == -EAGAIN)
-		return 0;
-	return r;
-}
-
-/* Without namespaces: a session of its own (so its process group is its
- * pid), killed with the worker thread that waits for it. */
-static int spawn_direct(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd)
+int spawn_start(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd)
 {
 	pid_t pid;
-	int pidfd, r;
+	int pidfd, r = -EAGAIN;
 
+	if (!atomic_load(&ns_unavailable) && server_path)
+		r = server_spawn(p, ret_pid, ret_pidfd);
+	if (r != -EAGAIN)
+		return r;
+	/* Without namespaces: a session of its own (so its process group is
+	 * its pid), killed with the worker thread that waits for it. */
 	r = spawn_exec(p, SPAWN_SETSID | SPAWN_PDEATHSIG, &pid);
 	if (r < 0)
 		return r;
@@ -669,48 +634,6 @@ static int spawn_direct(const struct spawn_params *p, pid_t *ret_pid, int *ret_p
 	*ret_pid = pid;
 	*ret_pidfd = pidfd;
 	return 0;
-}
-
-int spawn_commit(struct spawn_pending *sp, const struct spawn_params *p, pid_t *ret_pid,
-		 int *ret_pidfd)
-{
-	int r = -EAGAIN;
-
-	if (sp->chan >= 0) {
-		struct spawn_msg go = { .kind = SPAWN_MSG_GO };
-
-		/* A PID 1 that already failed (its id maps) is gone and the
-		 * send fails: its report is read below either way. */
-		(void)send(sp->chan, &go, sizeof(go), MSG_NOSIGNAL | MSG_DONTWAIT);
-		r = server_collect(sp->chan, true, ret_pid, ret_pidfd);
-		sp->chan = safe_close(sp->chan);
-	}
-	if (r != -EAGAIN)
-		return r;
-	return spawn_direct(p, ret_pid, ret_pidfd);
-}
-
-void spawn_abandon(struct spawn_pending *sp)
-{
-	pid_t pid;
-	int pidfd;
-
-	if (sp->chan < 0)
-		return;
-	/* No GO: PID 1 starts nothing; it is killed and reaped once the
-	 * server has named it. */
-	(void)server_collect(sp->chan, false, &pid, &pidfd);
-	sp->chan = safe_close(sp->chan);
-}
-
-int spawn_start(const struct spawn_params *p, pid_t *ret_pid, int *ret_pidfd)
-{
-	struct spawn_pending sp;
-	int r = spawn_prepare(p, &sp);
-
-	if (r < 0)
-		return r;
-	return spawn_commit(&sp, p, ret_pid, ret_pidfd);
 }
 
 bool spawn_namespaces_in_use(void)

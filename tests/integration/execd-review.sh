@@ -59,8 +59,8 @@ wait "${holders[@]}" 2>/dev/null
 execd_stop
 
 # --- a client gone while the webhook deliberated: the command never starts --
-# With the spawn server (binaries where the daemon's user can run them): the
-# command's PID 1 is prepared, and must be thrown away unused.
+# With the spawn server (binaries where the daemon's user can run them), so
+# that nothing of the command that never started is left behind either.
 execd_private_binaries
 python3 "$SOURCE_DIR/tests/support/webhook-server.py" "$T/port" "$T/webhook.log" &
 server=$!
@@ -78,11 +78,9 @@ wait "$client" 2>/dev/null
 ok "the approval that came after the client left is audited as disconnected" \
 	wait_until 10 grep -q '"outcome":"disconnected_before_start"' "$AUDIT"
 check "... and the command never ran" "$(test -e "$T/ws/ran-after-leave" && echo ran || echo no)" = no
-# Its PID 1 was made while the decision record synced and waited for a GO
-# that never came (spawn_abandon): killed and reaped, so the daemon's
-# children are the spawn server and its one standby PID 1 at most.
 at_most_two_children() { test "$(pgrep -P "$EXECD_PID" | wc -l)" -le 2; }
-ok "... and the PID 1 prepared for it is gone" wait_until 5 at_most_two_children
+# The daemon's children: the spawn server and its one standby PID 1.
+ok "... and no PID 1 is left for it" wait_until 5 at_most_two_children
 diag "daemon children: $(pgrep -P "$EXECD_PID" | tr '\n' ' ')"
 out=$(cd "$T/ws" && as_user env SANDBOX_REASON=pending "$T/bin/echo" still-served 2>&1)
 check "a client that waits for the pending approval is served" "$out" = still-served
