@@ -30,7 +30,7 @@ RUN --mount=type=secret,id=hostca,required=false \
         printf 'Acquire::https::CaInfo "/run/secrets/hostca";\n' > /etc/apt/apt.conf.d/99hostca; fi; \
     apt-get update --error-on=any -q; \
     apt-get install -y -q --no-install-recommends \
-        build-essential meson ninja-build pkg-config \
+        build-essential musl-tools meson ninja-build pkg-config \
         libnftnl-dev libmnl-dev libc-ares-dev libseccomp-dev libcap-ng-dev \
         libjson-c-dev libcurl4-openssl-dev libssl-dev libpsl-dev; \
     rm -f /etc/apt/apt.conf.d/99hostca; rm -rf /var/lib/apt/lists/*

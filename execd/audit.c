@@ -502,6 +502,16 @@ int audit_write_decision(struct audit *a, const struct auditrec_decision *d)
 	return audit_append(a, fmt_decision, d);
 }
 
+int audit_append_decision(struct audit *a, const struct auditrec_decision *d, off_t *ret_end)
+{
+	return audit_append_nosync(a, fmt_decision, d, ret_end);
+}
+
+int audit_sync(struct audit *a, off_t end)
+{
+	return sync_upto(a, end);
+}
+
 int audit_write_end(struct audit *a, const struct auditrec_end *e)
 {
 	return audit_append(a, fmt_end, e);

@@ -252,8 +252,14 @@ static void wait_empty(int dir_fd)
 
 void cgroup_cmd_remove(struct cgroup_cmd *cg)
 {
-	if (cg->dir_fd >= 0 && base_fd >= 0) {
-		/* A request's processes do not outlive it. */
+	/* A request's processes do not outlive it. The kernel removes only an
+	 * empty cgroup (EBUSY otherwise, atomically: nothing joins a removed
+	 * one), so an rmdir that succeeds proves there was nothing left to
+	 * kill -- the usual case under the reaper, whose namespace is empty
+	 * once its PID 1 has been reaped. Anything still in it (setsid
+	 * descendants without namespaces, a process of the user's moved in)
+	 * is killed, waited for and then removed. */
+	if (cg->dir_fd >= 0 && base_fd >= 0 && unlinkat(base_fd, cg->name, AT_REMOVEDIR) < 0) {
 		cgroup_cmd_kill(cg);
 		wait_empty(cg->dir_fd);
 		if (unlinkat(base_fd, cg->name, AT_REMOVEDIR) < 0)

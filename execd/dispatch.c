@@ -98,6 +98,7 @@ struct req_state {
 	const struct psqltarget *psql; /* psql's target (in tr.plan), else NULL */
 	const char *tool_path;
 	struct toolrun tr; /* private directory, file arguments (toolrun.c) */
+	struct cgroup_cmd cg; /* the command's own cgroup, where there is one */
 };
 
 static const char *const *shown_argv(const struct req_state *s)
@@ -177,23 +178,26 @@ static int recv_exact(struct req_state *s, uint8_t *buf, size_t n, const struct 
 		struct iovec iov = { .iov_base = buf + got, .iov_len = n - got };
 		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b,
 				     .msg_controllen = sizeof(ctl.b) };
-		struct pollfd pfd = { .fd = s->conn, .events = POLLIN };
 		long long left = (long long)timeout_ms - elapsed_ms(t0);
 		ssize_t k;
 		bool bad = false;
 
 		if (left <= 0)
 			return -ETIMEDOUT;
-		if (poll(&pfd, 1, (int)left) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
+		/* The client sends its frame right after connect(): it is
+		 * usually there already, so read first and poll only when
+		 * it is not. */
 		k = recvmsg(s->conn, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 		if (k < 0) {
-			if (errno == EAGAIN || errno == EINTR)
+			struct pollfd pfd = { .fd = s->conn, .events = POLLIN };
+
+			if (errno == EINTR)
 				continue;
-			return -errno;
+			if (errno != EAGAIN)
+				return -errno;
+			if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
+				return -errno;
+			continue;
 		}
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
 			size_t nf;
@@ -282,8 +286,11 @@ static void release_limits(struct req_state *s)
 
 /* ---- audit helpers ---- */
 
-static int audit_decision(struct req_state *s, bool allow, const char *error,
-			  const struct authz_decision *dec)
+/* The decision record of the request; ret_end: append it only, ending
+ * where *ret_end says (audit_sync() makes it durable), else append and
+ * sync. */
+static int audit_decision_at(struct req_state *s, bool allow, const char *error,
+			     const struct authz_decision *dec, off_t *ret_end)
 {
 	struct auditrec_decision r = {
 		.id = s->id,
@@ -308,7 +315,15 @@ static int audit_decision(struct req_state *s, bool allow, const char *error,
 	};
 
 	(void)clock_gettime(CLOCK_REALTIME, &r.ts);
+	if (ret_end)
+		return audit_append_decision(s->d->audit, &r, ret_end);
 	return audit_write_decision(s->d->audit, &r);
+}
+
+static int audit_decision(struct req_state *s, bool allow, const char *error,
+			  const struct authz_decision *dec)
+{
+	return audit_decision_at(s, allow, error, dec, NULL);
 }
 
 static void audit_end(struct req_state *s, const char *outcome, int code)
@@ -481,7 +496,7 @@ static void build_env(struct req_state *s, const struct authz_decision *dec, con
 static void run_command(struct req_state *s, const struct authz_decision *dec)
 {
 	const char *env[DISPATCH_MAX_ENV + 1];
-	_cleanup_(cgroup_cmd_remove) struct cgroup_cmd cg = { .dir_fd = -1, .procs_fd = -1, .kill_fd = -1 };
+	struct cgroup_cmd *cg = &s->cg; /* made by record_decision() */
 	struct wire_reply rep = { .kind = WIRE_REPLY_ERROR };
 	unsigned timeout = s->d->conf->command_timeout_ms;
 	_cleanup_close_ int pidfd = -1, errfd = -1;
@@ -491,8 +506,6 @@ static void run_command(struct req_state *s, const struct authz_decision *dec)
 	pid_t pid;
 
 	build_env(s, dec, env);
-	/* Its own cgroup where the daemon's is writable (execd/cgroup.c). */
-	cgroup_cmd_create(s->id, &cg);
 	{
 		struct spawn_params p = {
 			.path = s->tool_path,
@@ -502,7 +515,7 @@ static void run_command(struct req_state *s, const struct authz_decision *dec)
 			.fds = { s->tr.null_fd >= 0 ? s->tr.null_fd : s->fds[0], s->fds[1], s->fds[2] },
 			.extra_fds = s->tr.fds,
 			.n_extra = s->tr.n_fds,
-			.cgroup_procs_fd = cg.procs_fd,
+			.cgroup_procs_fd = cg->procs_fd,
 		};
 
 		/* The timeout counts from here: a backend that took its time
@@ -563,12 +576,12 @@ static void run_command(struct req_state *s, const struct authz_decision *dec)
 	}
 	if (outcome) {
 		spawn_kill_group(pid);
-		cgroup_cmd_kill(&cg);
+		cgroup_cmd_kill(cg);
 	}
 	r = spawn_reap(pid, pidfd, &code, &signaled);
 	/* Leftovers go with the command (as its process group does in
 	 * spawn_reap), before the reply: nothing of it runs on after. */
-	cgroup_cmd_remove(&cg);
+	cgroup_cmd_remove(cg);
 	if (r < 0) {
 		log_error_errno(r, "request %s: cannot reap pid %d: %s", s->id, (int)pid, strerror(-(r)));
 		code = -1;
@@ -960,11 +973,19 @@ static int decide(struct req_state *s, struct authz_decision *dec)
 	return r < 0 ? r : -EPERM;
 }
 
-/* Step 11: the decision is durable before anything runs. */
+/* Step 11: the decision is durable before anything runs. While its
+ * fdatasync is pending (or shared with a concurrent request's), the
+ * command's cgroup is made (execd/cgroup.c): nothing runs in it before
+ * audit_sync() succeeded, and on failure it goes with the request. */
 static int record_decision(struct req_state *s, const struct authz_decision *dec)
 {
-	int r = audit_decision(s, true, NULL, dec);
+	off_t end = 0;
+	int r = audit_decision_at(s, true, NULL, dec, &end);
 
+	if (r >= 0) {
+		cgroup_cmd_create(s->id, &s->cg);
+		r = audit_sync(s->d->audit, end);
+	}
 	if (r < 0)
 		dispatch_reply_error(s->conn, WIRE_ERROR_INTERNAL,
 				     "the host could not write its audit log; nothing was run");
@@ -1048,6 +1069,7 @@ void *dispatch_connection(void *arg)
 	s->peer_key = c->key;
 	s->cwd_fd = -1;
 	s->tr.priv_fd = s->tr.null_fd = -1;
+	s->cg = (struct cgroup_cmd){ .dir_fd = -1, .procs_fd = -1, .kill_fd = -1 };
 	(void)clock_gettime(CLOCK_MONOTONIC, &s->t0);
 	(void)snprintf(s->id, sizeof(s->id), "%s-%lu", d->launch_id,
 		       (unsigned long)atomic_fetch_add(&d->next_seq, 1) + 1);
@@ -1055,6 +1077,9 @@ void *dispatch_connection(void *arg)
 	for (size_t i = 0; i < s->n_fds; i++)
 		safe_close(s->fds[i]);
 	safe_close(s->cwd_fd);
+	/* Made for a command that did not start (its record could not be
+	 * synced, its client left); run_command() removed any other. */
+	cgroup_cmd_remove(&s->cg);
 	toolrun_release(d, &s->tr);
 	release_limits(s);
 	free(s->destination);

@@ -59,6 +59,9 @@ wait "${holders[@]}" 2>/dev/null
 execd_stop
 
 # --- a client gone while the webhook deliberated: the command never starts --
+# With the spawn server (binaries where the daemon's user can run them), so
+# that nothing of the command that never started is left behind either.
+execd_private_binaries
 python3 "$SOURCE_DIR/tests/support/webhook-server.py" "$T/port" "$T/webhook.log" &
 server=$!
 wait_until 10 test -s "$T/port"
@@ -75,6 +78,10 @@ wait "$client" 2>/dev/null
 ok "the approval that came after the client left is audited as disconnected" \
 	wait_until 10 grep -q '"outcome":"disconnected_before_start"' "$AUDIT"
 check "... and the command never ran" "$(test -e "$T/ws/ran-after-leave" && echo ran || echo no)" = no
+at_most_two_children() { test "$(pgrep -P "$EXECD_PID" | wc -l)" -le 2; }
+# The daemon's children: the spawn server and its one standby PID 1.
+ok "... and no PID 1 is left for it" wait_until 5 at_most_two_children
+diag "daemon children: $(pgrep -P "$EXECD_PID" | tr '\n' ' ')"
 out=$(cd "$T/ws" && as_user env SANDBOX_REASON=pending "$T/bin/echo" still-served 2>&1)
 check "a client that waits for the pending approval is served" "$out" = still-served
 kill "$server" 2>/dev/null

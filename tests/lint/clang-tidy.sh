@@ -21,7 +21,9 @@ echo "1..${#files[@]}"
 n=0 failed=0
 for f in "${files[@]}"; do
 	n=$((n + 1))
-	if out=$(clang-tidy -quiet -p "$build" "$f" 2>&1); then
+	# The musl-linked wrapper's -specs= (wrappers/meson.build) is a gcc
+	# driver argument clang does not use: not a finding.
+	if out=$(clang-tidy -quiet -p "$build" --extra-arg=-Wno-unused-command-line-argument "$f" 2>&1); then
 		echo "ok $n - ${f#"$src"/}"
 	else
 		failed=$((failed + 1))
