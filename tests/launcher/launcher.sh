@@ -255,6 +255,16 @@ err=$(cd "$T/cfgproj" && env -i PATH="$T/bin:/usr/bin:/bin" HOME="$T/home" XDG_C
 	XDG_STATE_HOME="$T/state" HOST_UID=4242 HOST_GID=4343 CODE_SANDBOX_DNS=198.51.100.53 CONTAINER_ENGINE=podman \
 	"$CS" --dry-run -- true 2>&1) || st=$?
 check "a directory holding the launcher's settings: refused ($st)" "$st" -ne 0
+# Inside them: the agent would write other projects' settings (mounts).
+for sub in cfg/code-sandbox/projects st/code-sandbox/projects/x; do
+	mkdir -p "$T/inside/$sub"
+	st=0
+	err=$(cd "$T/inside/$sub" && env -i PATH="$T/bin:/usr/bin:/bin" HOME="$T/home" XDG_CONFIG_HOME="$T/inside/cfg" \
+		XDG_STATE_HOME="$T/inside/st" HOST_UID=4242 HOST_GID=4343 CODE_SANDBOX_DNS=198.51.100.53 CONTAINER_ENGINE=podman \
+		"$CS" --dry-run -- true 2>&1) || st=$?
+	check "a directory inside the launcher's ${sub%%/*} directory: refused ($st)" "$st" -ne 0
+	ok "  with the reason" grep -q 'it is inside' <<<"$err"
+done
 mkdir -p "$T/home/.config/code-sandbox/projects" "$T/mnt-cfg"
 for m in "$T/home/.config:/mnt/x" "$T/home/.config/code-sandbox:/mnt/x:ro" "$T/home/.config/code-sandbox/projects:/mnt/x"; do
 	st=0
