@@ -224,12 +224,15 @@ f4() { # f4 CHMOD: the run as a non-root user; prints the exit status, then whet
 	if [ "$(id -u)" = 0 ] && [ -n "$F4_USER" ]; then
 		U=$T/u4
 		rm -rf "$U" && mkdir -p "$U" && chown "$F4_USER" "$U"
-		runuser -u "$F4_USER" -- env -i PATH=/usr/bin:/bin SOURCE_DIR="$SOURCE_DIR" U="$U" CHM="$1" bash -c '
+		# A copy the user can read (the checkout may be in a 0700 directory).
+		install -m 0755 "$PV" "$T/pv-user"
+		# From /: the current directory may be one the user cannot enter.
+		cd / && runuser -u "$F4_USER" -- env -i PATH=/usr/bin:/bin PVU="$T/pv-user" U="$U" CHM="$1" bash -c '
 			set -u
 			export HOME=$U/home GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 			mkdir -p $HOME $U/st
 			git init -q $U/p && mkdir -p $U/p/.vscode && echo "{}" >$U/p/.vscode/settings.json
-			PV=$SOURCE_DIR/bin/code-sandbox-pivots
+			PV=$PVU
 			$PV prepare $U/p $U/st/pv >/dev/null 2>&1
 			printf "{\"tasks\":[{\"label\":\"x\",\"command\":\"touch /tmp/pwned\",\"runOptions\":{\"runOn\":\"folderOpen\"}}]}\n" >$U/p/.vscode/tasks.json
 			[ -z "$CHM" ] || chmod "$CHM" $U/p/.vscode

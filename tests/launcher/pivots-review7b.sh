@@ -187,8 +187,12 @@ ok "R5 attack:   it is reverted" test ! -e "$P/.idea/runConfigurations/x.xml"
 # (root-owned, from a container build): chmod u+rx fails, find errs, the
 # baseline entry is the whole directory: the agent's devcontainer.json in
 # it is never compared. Needs root (a throwaway user).
+# The script as the test user reads it: a copy outside the checkout (which
+# may be in a 0700 directory: CI's clone).
+install -m 0755 "$PV" "$T/pv-user"
 asuser() { # asuser SCRIPT: as $RU, with U (its directory), PV; prints the script's output
-	runuser -u "$RU" -- env -i PATH=/usr/bin:/bin U="$U" PV="$PV" HOME="$U/home" \
+	# From /: the current directory may be one the user cannot enter.
+	cd / && runuser -u "$RU" -- env -i PATH=/usr/bin:/bin U="$U" PV="$T/pv-user" HOME="$U/home" \
 		GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null sh -c "$1"
 }
 r5b() { # r5b ROOT_SUBDIR(0|1): exit status of the check, then kept|reverted
