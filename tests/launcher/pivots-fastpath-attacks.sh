@@ -21,61 +21,9 @@ set -uo pipefail
 SOURCE_DIR=${SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 # shellcheck source=../support/tap.sh
 . "$SOURCE_DIR/tests/support/tap.sh"
-PV=$SOURCE_DIR/bin/code-sandbox-pivots
-CS=$SOURCE_DIR/bin/code-sandbox
-
-T=$(mktemp -d /tmp/cs-review7-attacks.XXXXXX)
-chmod 0755 "$T"
-trap 'chmod -R u+rwx "$T" 2>/dev/null; rm -rf "$T"' EXIT
-export HOME=$T/home GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
-mkdir -p "$HOME" "$T/bin" "$T/cfg" "$T/st"
-
-cat >"$T/bin/podman" <<'FAKE'
-#!/bin/sh
-case $1 in
-run) [ -z "${FAKE_ARGS:-}" ] || printf '%s\n' "$@" >"$FAKE_ARGS"
-	[ -z "${FAKE_AGENT:-}" ] || sh -c "$FAKE_AGENT"; exit "${FAKE_EXIT:-0}" ;;
-*) exit 0 ;;
-esac
-FAKE
-chmod +x "$T/bin/podman"
-
-newrepo() { # newrepo DIR
-	rm -rf "$1"
-	git init -q "$1"
-	git -C "$1" config user.name U
-	git -C "$1" config user.email u@example.test
-	echo a >"$1/a"
-	git -C "$1" add a
-	git -C "$1" -c core.hooksPath=/dev/null commit -qm a
-}
-P=$T/proj
-cs() { # cs VAR=VAL... -- ARGS...
-	local envs=()
-	while [ "$1" != -- ]; do envs+=("$1"); shift; done
-	shift
-	(cd "$P" && env -i PATH="$T/bin:/usr/bin:/bin" HOME="$T/home" XDG_CONFIG_HOME="$T/cfg" \
-		XDG_STATE_HOME="$T/st" HOST_UID=4242 HOST_GID=4343 CODE_SANDBOX_DNS=198.51.100.53 \
-		CONTAINER_ENGINE=podman GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null "${envs[@]}" "$CS" "$@")
-}
-fast() { # fast [AGENT]: one run with debug logs; sets st, $T/err
-	st=0
-	cs CODE_SANDBOX_LOG=debug FAKE_AGENT="${1:-}" -- -- true 2>"$T/err" || st=$?
-}
-arm() { fast; fast; } # the second run's start and end take the fast path
-pstate() { find "$T/st" -type d -name pivots -path '*/projects/*' | head -n 1; }
-# The control's agent also removes the fingerprint (the test cheats: the
-# real agent cannot reach the state directory): the full check then runs.
-full() { printf 'rm -f %q' "$PST/fp"; }
-fresh() { # fresh: a new project and state, armed
-	rm -rf "$T/st" && mkdir -p "$T/st"
-	newrepo "$P"
-	"${@:-:}"
-	arm
-	PST=$(pstate)
-	export PST
-}
-fastpath_taken() { grep -q 'nothing the exit check reads has changed' "$T/err"; }
+PIVOTS_HARNESS_NAME=cs-review7-attacks
+# shellcheck source=tests/launcher/pivots-harness.sh
+. "$SOURCE_DIR/tests/launcher/pivots-harness.sh"
 
 # --- F1 (fast path): nested repositories, node_modules ---------------------
 # The full check's walk (nested_file) once skipped its prunes at depth 1
@@ -224,8 +172,6 @@ f4() { # f4 CHMOD: the run as a non-root user; prints the exit status, then whet
 	if [ "$(id -u)" = 0 ] && [ -n "$F4_USER" ]; then
 		U=$T/u4
 		rm -rf "$U" && mkdir -p "$U" && chown "$F4_USER" "$U"
-		# A copy the user can read (the checkout may be in a 0700 directory).
-		install -m 0755 "$PV" "$T/pv-user"
 		# From /: the current directory may be one the user cannot enter.
 		cd / && runuser -u "$F4_USER" -- env -i PATH=/usr/bin:/bin PVU="$T/pv-user" U="$U" CHM="$1" bash -c '
 			set -u
@@ -245,16 +191,12 @@ f4() { # f4 CHMOD: the run as a non-root user; prints the exit status, then whet
 	fi
 }
 # The test's own user (hermetic: not one of this machine's accounts).
-F4_USER=''
-if [ "$(id -u)" = 0 ]; then
-	F4_USER=cs-pvfa-$$
-	useradd -M -d /nonexistent -s /usr/sbin/nologin "$F4_USER" 2>/dev/null || F4_USER=''
-fi
+harness_user "cs-pvfa-$$"
+F4_USER=$HARNESS_USER
 r=$(f4 '')
 check "F4 control: a new .vscode/tasks.json (folderOpen) is found and reverted (${r//$'\n'/ })" "${r//$'\n'/ }" = "1 reverted" -o "$r" = skip
 r=$(f4 0111)
 check "F4 attack: the same, .vscode then made mode 0111: found and reverted (${r//$'\n'/ })" "${r//$'\n'/ }" = "1 reverted" -o "$r" = skip
-[ -z "$F4_USER" ] || userdel "$F4_USER" 2>/dev/null || true
 
 # --- F5 (full check): core.hooksPath through a symlink ---------------------
 # hooks_dirs prints realpath -m of the hooks path: the link's TARGET is

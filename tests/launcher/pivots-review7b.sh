@@ -33,69 +33,9 @@ set -uo pipefail
 SOURCE_DIR=${SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 # shellcheck source=../support/tap.sh
 . "$SOURCE_DIR/tests/support/tap.sh"
-PV=$SOURCE_DIR/bin/code-sandbox-pivots
-CS=$SOURCE_DIR/bin/code-sandbox
-
-T=$(mktemp -d /tmp/cs-review7b-attacks.XXXXXX)
-chmod 0755 "$T"
-RU=''
-cleanup() {
-	chmod -R u+rwx "$T" 2>/dev/null
-	rm -rf "$T"
-	[ -z "$RU" ] || userdel "$RU" 2>/dev/null || true
-}
-trap cleanup EXIT
-export HOME=$T/home GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
-mkdir -p "$HOME" "$T/bin" "$T/cfg" "$T/st"
-
-cat >"$T/bin/podman" <<'FAKE'
-#!/bin/sh
-case $1 in
-run) [ -z "${FAKE_ARGS:-}" ] || printf '%s\n' "$@" >"$FAKE_ARGS"
-	[ -z "${FAKE_AGENT:-}" ] || sh -c "$FAKE_AGENT"; exit "${FAKE_EXIT:-0}" ;;
-*) exit 0 ;;
-esac
-FAKE
-chmod +x "$T/bin/podman"
-
-newrepo() { # newrepo DIR
-	rm -rf "$1"
-	git init -q "$1"
-	git -C "$1" config user.name U
-	git -C "$1" config user.email u@example.test
-	echo a >"$1/a"
-	git -C "$1" add a
-	git -C "$1" -c core.hooksPath=/dev/null commit -qm a
-}
-P=$T/proj
-cs_in() { # cs_in DIR VAR=VAL... -- ARGS...
-	local envs=() d=$1
-	shift
-	while [ "$1" != -- ]; do envs+=("$1"); shift; done
-	shift
-	(cd "$d" && env -i PATH="$T/bin:/usr/bin:/bin" HOME="$T/home" XDG_CONFIG_HOME="$T/cfg" \
-		XDG_STATE_HOME="$T/st" HOST_UID=4242 HOST_GID=4343 CODE_SANDBOX_DNS=198.51.100.53 \
-		CONTAINER_ENGINE=podman GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null "${envs[@]}" "$CS" "$@")
-}
-cs() { cs_in "$P" "$@"; }
-fast() { # fast [AGENT]: one run with debug logs; sets st, $T/err
-	st=0
-	cs CODE_SANDBOX_LOG=debug FAKE_AGENT="${1:-}" -- -- true 2>"$T/err" || st=$?
-}
-arm() { fast; fast; } # the second run's start and end take the fast path
-pstate() { find "$T/st" -type d -name pivots -path '*/projects/*' | head -n 1; }
-# The control's agent also removes the fingerprint (the test cheats: the
-# real agent cannot reach the state directory): the full check then runs.
-full() { printf 'rm -f %q' "$PST/fp"; }
-fresh() { # fresh [SETUP]: a new project and state, armed
-	rm -rf "$T/st" && mkdir -p "$T/st"
-	newrepo "$P"
-	"${@:-:}"
-	arm
-	PST=$(pstate)
-	export PST
-}
-fastpath_taken() { grep -q 'nothing the exit check reads has changed' "$T/err"; }
+PIVOTS_HARNESS_NAME=cs-review7b-attacks
+# shellcheck source=tests/launcher/pivots-harness.sh
+. "$SOURCE_DIR/tests/launcher/pivots-harness.sh"
 # Host git as the user would run it (the hooks and fsmonitor it runs).
 host_commit() { git -C "$1" -c user.name=U -c user.email=u@example.test commit -q --allow-empty -m x >/dev/null 2>&1; }
 EVIL_HOOK="printf '#!/bin/sh\ntouch $T/pwned\n'"
@@ -187,9 +127,6 @@ ok "R5 attack:   it is reverted" test ! -e "$P/.idea/runConfigurations/x.xml"
 # (root-owned, from a container build): chmod u+rx fails, find errs, the
 # baseline entry is the whole directory: the agent's devcontainer.json in
 # it is never compared. Needs root (a throwaway user).
-# The script as the test user reads it: a copy outside the checkout (which
-# may be in a 0700 directory: CI's clone).
-install -m 0755 "$PV" "$T/pv-user"
 asuser() { # asuser SCRIPT: as $RU, with U (its directory), PV; prints the script's output
 	# From /: the current directory may be one the user cannot enter.
 	cd / && runuser -u "$RU" -- env -i PATH=/usr/bin:/bin U="$U" PV="$T/pv-user" HOME="$U/home" \
@@ -205,10 +142,8 @@ r5b() { # r5b ROOT_SUBDIR(0|1): exit status of the check, then kept|reverted
 		echo $r
 		if grep -q postCreate $U/p/.devcontainer/devcontainer.json; then echo kept; else echo reverted; fi'
 }
-if [ "$(id -u)" = 0 ]; then
-	RU=cs-review7b-$$
-	useradd -M -d /nonexistent -s /usr/sbin/nologin "$RU" 2>/dev/null || RU=''
-fi
+harness_user "cs-review7b-$$"
+RU=$HARNESS_USER
 if [ -n "$RU" ]; then
 	U=$T/u5b
 	r=$(r5b 0)
