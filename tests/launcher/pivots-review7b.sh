@@ -300,9 +300,14 @@ r=0
 "$PV" check "$P" "$PST" --revert >/dev/null 2>"$T/err" || r=$?  # run A ends
 diag "$(head -n 5 "$T/err")"
 check "R13 attack: run A's lefthook.yml is found by its exit check (exit $r)" "$r" -eq 1
-ok "R13 attack:   and reverted" test ! -e "$P/lefthook.yml"
+# Run B is still active: A's check lists, moves nothing (B's agent is live),
+# keeps it pending; the check at the last run's end reverts it.
+ok "R13 attack:   kept pending while run B is active" test -e "$PST/pending"
 kill "$A" "$B" 2>/dev/null
 wait 2>/dev/null
+r=0
+"$PV" check "$P" "$PST" --revert >/dev/null 2>"$T/err" || r=$?  # run B ends (the last)
+ok "R13 attack:   and reverted by the last run's check ($r)" test ! -e "$P/lefthook.yml"
 
 # --- R14: a stale config.lock: the quarantine edits nothing ------------------
 # check_configs removes the agent's keys with git config --unset-all, whose

@@ -382,8 +382,17 @@ echo 'echo first' >"$P/.envrc"
 st=0
 cs -- -- true 2>"$T/err" || st=$?
 ok "a second run shares the active run's snapshot" grep -q 'sharing its start snapshot' "$T/err"
-ok "  and still finds what the first agent wrote" test ! -e "$P/.envrc"
+ok "  and still finds what the first agent wrote" grep -q 'added    .envrc' "$T/err"
+# The first run's agent is live: nothing is moved under it (a directory it
+# swaps for a link would take the move out of the workspace); the last run
+# to end puts it back.
+ok "  lists it only, while the other run is active" test -e "$P/.envrc"
+ok "  kept pending" test -e "$pst/pending"
 rm -f "$pst/running"
+st=0
+cs -- -- true 2>"$T/err" || st=$?
+ok "  the next run, alone, reverts it" test ! -e "$P/.envrc"
+check "  (exit 109: $st)" "$st" -eq 109
 # --- the fast path: nothing the snapshot read changed ----------------------
 # A clean run's check and the next start skip the full work only when the
 # fingerprint is identical; every change the full check catches must still
@@ -446,7 +455,9 @@ fast 'echo shared >.envrc'
 ok "fast path: a run that shares another's snapshot takes the full check" grep -q 'sharing its start snapshot' "$T/err"
 ok "  (no fast path then)" test ! -e "$pst/fp"
 rm -f "$pst/running"
-ok "  and finds the file" test ! -e "$P/.envrc"
+ok "  and finds the file" grep -q 'added    .envrc' "$T/err"
+fast
+ok "  which the next run, alone, reverts" test ! -e "$P/.envrc"
 # A TERM sent to the launcher reaches the engine; its status comes back.
 cat >"$T/bin/podman" <<'FAKE'
 #!/bin/sh
