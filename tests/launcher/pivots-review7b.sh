@@ -346,6 +346,35 @@ fast 'mv vendor vendor.old && mkdir vendor && ln -s ../../victim-repo vendor/x'
 diag "$(grep -v ': debug:' "$T/err" | head -n 4)"
 check "R15 attack: the other repository's core.hooksPath is left alone" "$(git config --file "$T/victim-repo/.git/config" core.hooksPath)" = .husky/_
 
+# --- R17: a nested worktree's commondir out of the workspace ----------------
+# (the integrator's own attack on the F6 fix) config_files followed a nested
+# commondir as written: "../../../victim-repo/.git" stays a path under the
+# workspace to a prefix test, so the check took that repository's config as
+# a new file of the agent's and removed its executing keys.
+r17_setup() {
+	newrepo "$P/vendor/y"
+	newrepo "$T/victim-repo2"
+	git config --file "$T/victim-repo2/.git/config" core.hooksPath .husky/_
+}
+fresh r17_setup
+fast 'printf "../../../../victim-repo2/.git\n" >vendor/y/.git/commondir'
+check "R17 attack: the other repository's core.hooksPath is left alone" "$(git config --file "$T/victim-repo2/.git/config" core.hooksPath)" = .husky/_
+
+# --- R18: a hooks path written with ".." out of the workspace ---------------
+# (the integrator's own attack on hooks_path_links) the links on the way to
+# core.hooksPath as written are found by a prefix test, which
+# "$WS/../elsewhere" passes. It held already: the agent's core.hooksPath is
+# quarantined before the pivot entries are listed; since then such paths
+# are also skipped there and never reverted (a second line, kept by this
+# test should that order change).
+r18_setup() {
+	mkdir -p "$T/outside18/real"
+	ln -sfn real "$T/outside18/link"
+}
+fresh r18_setup
+fast 'git config --file .git/config core.hooksPath ../outside18/link'
+check "R18 attack: the user's link outside the workspace is left where it is" "$(readlink "$T/outside18/link" 2>/dev/null)" = real
+
 # --- R16: a \001 in a config subsection --------------------------------------
 # listing() separates key and value with \001 (git's -z newline) before
 # turning it into a tab: a key holding \001 itself ([filter "a\001b"]) is
